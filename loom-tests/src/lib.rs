@@ -1,0 +1,1 @@
+//! loom models live in `tests/`; this library is empty.

@@ -1,0 +1,503 @@
+//! The public filter: a table of the chosen width, and the hasher.
+
+use std::fmt;
+use std::hash::{BuildHasher, Hash};
+
+use crate::builder::{buckets_for, table_bytes, Builder, FingerprintBits};
+use crate::error::{BuildError, InsertError};
+use crate::fingerprint::{self, Width, W16, W32, W8};
+use crate::hasher::DefaultHashBuilder;
+use crate::table::{Position, Table, GROUP, SLOTS};
+
+/// The table behind a filter, one variant per fingerprint width. Each variant
+/// is fully monomorphised: the match in [`dispatch!`] is the only run-time cost
+/// of choosing the width, one well-predicted branch per operation.
+pub(crate) enum AnyTable {
+    Bits8(Table<W8>),
+    Bits16(Table<W16>),
+    Bits32(Table<W32>),
+}
+
+/// Runs `$body` with `$t` bound to the concrete table.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __dispatch {
+    ($table:expr, $t:ident => $body:expr) => {
+        match $table {
+            $crate::filter::AnyTable::Bits8($t) => $body,
+            $crate::filter::AnyTable::Bits16($t) => $body,
+            $crate::filter::AnyTable::Bits32($t) => $body,
+        }
+    };
+}
+pub(crate) use crate::__dispatch as dispatch;
+
+impl AnyTable {
+    pub(crate) fn new(bits: FingerprintBits, buckets: u64) -> Option<Self> {
+        Some(match bits {
+            FingerprintBits::Bits8 => AnyTable::Bits8(Table::new(buckets)?),
+            FingerprintBits::Bits16 => AnyTable::Bits16(Table::new(buckets)?),
+            FingerprintBits::Bits32 => AnyTable::Bits32(Table::new(buckets)?),
+        })
+    }
+}
+
+/// A concurrent, lock-free cuckoo filter: an approximate set of items.
+///
+/// `contains` never answers `false` for an item that was inserted and not
+/// removed (no false negatives), and answers `true` for an item never inserted
+/// with a small probability set by the fingerprint width (false positives).
+/// Every method takes `&self`: share one filter among threads with
+/// [`Arc`](std::sync::Arc).
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::thread;
+/// use lockfree_cuckoo_filter::CuckooFilter;
+///
+/// let filter = Arc::new(CuckooFilter::with_capacity(10_000));
+/// let handles: Vec<_> = (0..4u64)
+///     .map(|t| {
+///         let filter = Arc::clone(&filter);
+///         thread::spawn(move || {
+///             for i in 0..1000 {
+///                 filter.insert(&(t, i)).unwrap();
+///             }
+///         })
+///     })
+///     .collect();
+/// for h in handles {
+///     h.join().unwrap();
+/// }
+/// assert_eq!(filter.len(), 4000);
+/// assert!(filter.contains(&(3u64, 999)));
+/// ```
+pub struct CuckooFilter<S = DefaultHashBuilder> {
+    pub(crate) table: AnyTable,
+    pub(crate) hasher: S,
+}
+
+impl CuckooFilter {
+    /// A filter that accepts `capacity` distinct items, with 16-bit
+    /// fingerprints and the default hasher.
+    ///
+    /// # Panics
+    ///
+    /// If the table cannot be addressed (more than 2^32 buckets, about 16·10^9
+    /// items) or allocated, like [`Vec::with_capacity`]. Use
+    /// [`try_with_capacity`](Self::try_with_capacity) or the
+    /// [`builder`](Self::builder) to get an error instead.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(1_000_000);
+    /// assert!(f.capacity() >= 1_000_000);
+    /// let empty = CuckooFilter::with_capacity(0);
+    /// assert!(empty.is_empty());
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Self {
+        match Self::try_with_capacity(capacity) {
+            Ok(f) => f,
+            Err(e) => panic!("CuckooFilter::with_capacity({capacity}): {e}"),
+        }
+    }
+
+    /// Like [`with_capacity`](Self::with_capacity), but returns an error
+    /// instead of panicking.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{BuildError, CuckooFilter};
+    /// assert!(CuckooFilter::try_with_capacity(1000).is_ok());
+    /// assert!(matches!(
+    ///     CuckooFilter::try_with_capacity(usize::MAX),
+    ///     Err(BuildError::CapacityTooLarge { .. })
+    /// ));
+    /// ```
+    pub fn try_with_capacity(capacity: usize) -> Result<Self, BuildError> {
+        Self::builder().capacity(capacity).build()
+    }
+
+    /// A builder for the options: capacity, false-positive rate, fingerprint
+    /// width, hasher.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::builder()
+    ///     .capacity(1_000_000)
+    ///     .false_positive_rate(0.001)
+    ///     .build()?;
+    /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
+    /// ```
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+}
+
+impl<S> CuckooFilter<S> {
+    pub(crate) fn from_parts(
+        bits: FingerprintBits,
+        buckets: u64,
+        hasher: S,
+    ) -> Result<Self, BuildError> {
+        let table = AnyTable::new(bits, buckets).ok_or(BuildError::AllocationFailed {
+            bytes: table_bytes(bits, buckets),
+        })?;
+        Ok(Self { table, hasher })
+    }
+
+    /// Inserts an item given by its 64-bit hash. The hash must be well mixed
+    /// (the output of a good hasher): its low 32 bits choose the bucket and its
+    /// high 32 bits the fingerprint.
+    ///
+    /// Inserting the same hash k times stores k copies; up to 8 fit (two
+    /// buckets of four), and each can be removed once.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(100);
+    /// f.insert_hash(0x9e37_79b9_7f4a_7c15)?;
+    /// assert!(f.contains_hash(0x9e37_79b9_7f4a_7c15));
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    #[inline]
+    pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
+        dispatch!(&self.table, t => t.insert(t.position(hash)).map_err(|_| InsertError::Full))
+    }
+
+    /// Whether an item with this 64-bit hash may be in the filter.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(100);
+    /// assert!(!f.contains_hash(42));
+    /// ```
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        dispatch!(&self.table, t => t.contains(t.position(hash)))
+    }
+
+    /// Removes one copy of an item given by its 64-bit hash; true if one was
+    /// there.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(100);
+    /// f.insert_hash(7 << 40 | 7)?;
+    /// assert!(f.remove_hash(7 << 40 | 7));
+    /// assert!(!f.remove_hash(7 << 40 | 7));
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    #[inline]
+    pub fn remove_hash(&self, hash: u64) -> bool {
+        dispatch!(&self.table, t => t.remove(t.position(hash)))
+    }
+
+    /// Answers [`contains_hash`](Self::contains_hash) for each hash, writing
+    /// `out[k]` for `hashes[k]`. Faster than one call per hash on tables larger
+    /// than the caches: the bucket loads of 16 lookups are issued together, so
+    /// their cache misses overlap. Answers `min(hashes.len(), out.len())`
+    /// lookups and returns that number.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(100);
+    /// f.insert_hash(1 << 40 | 1)?;
+    /// let mut out = [false; 2];
+    /// assert_eq!(f.contains_hash_batch(&[1 << 40 | 1, 2 << 40 | 2], &mut out), 2);
+    /// assert_eq!(out, [true, false]);
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> usize {
+        let n = hashes.len().min(out.len());
+        dispatch!(&self.table, t => {
+            for (hs, os) in hashes[..n].chunks(GROUP).zip(out[..n].chunks_mut(GROUP)) {
+                let mut positions = [Position { i1: 0, i2: 0, fp: 0 }; GROUP];
+                for (p, &h) in positions.iter_mut().zip(hs) {
+                    *p = t.position(h);
+                }
+                t.contains_group(&positions[..hs.len()], os);
+            }
+        });
+        n
+    }
+
+    /// The number of items: successful inserts minus successful removes. Exact
+    /// when no operation is in flight; while others run, a recent value.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(100);
+    /// f.insert("a")?;
+    /// f.insert("a")?;
+    /// assert_eq!(f.len(), 2);
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        dispatch!(&self.table, t => t.len())
+    }
+
+    /// Whether [`len`](Self::len) is 0.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// assert!(CuckooFilter::with_capacity(10).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of slots: an upper bound on [`len`](Self::len). Inserts
+    /// reliably succeed up to 95 % of it.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(1000);
+    /// assert!(f.capacity() >= 1000 && f.capacity() < 1100);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        (self.bucket_count() * u64::from(SLOTS)) as usize
+    }
+
+    /// The number of buckets (of four slots each).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(1000);
+    /// assert_eq!(f.capacity() as u64, 4 * f.bucket_count());
+    /// ```
+    pub fn bucket_count(&self) -> u64 {
+        dispatch!(&self.table, t => t.buckets())
+    }
+
+    /// `len / capacity`.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(1000);
+    /// assert_eq!(f.load_factor(), 0.0);
+    /// ```
+    pub fn load_factor(&self) -> f64 {
+        self.len() as f64 / self.capacity() as f64
+    }
+
+    /// Bytes used by the table and its side structures (relocation counters,
+    /// item count), not counting the hasher's heap memory.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(1_000_000);
+    /// // 16-bit fingerprints at 95 % load: about 2.1 MB.
+    /// assert!(f.memory_usage() < 2_400_000);
+    /// ```
+    pub fn memory_usage(&self) -> usize {
+        std::mem::size_of::<Self>() + dispatch!(&self.table, t => t.memory_usage())
+    }
+
+    /// The fingerprint width.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
+    /// assert_eq!(CuckooFilter::with_capacity(1).fingerprint_bits(), FingerprintBits::Bits16);
+    /// ```
+    pub fn fingerprint_bits(&self) -> FingerprintBits {
+        match self.table {
+            AnyTable::Bits8(_) => FingerprintBits::Bits8,
+            AnyTable::Bits16(_) => FingerprintBits::Bits16,
+            AnyTable::Bits32(_) => FingerprintBits::Bits32,
+        }
+    }
+
+    /// The false-positive rate bound at the current load.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(100);
+    /// assert_eq!(f.false_positive_rate(), 0.0);
+    /// ```
+    pub fn false_positive_rate(&self) -> f64 {
+        self.fingerprint_bits().false_positive_rate(self.load_factor())
+    }
+
+    /// The hasher items are hashed with.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder};
+    /// let f = CuckooFilter::with_capacity(1);
+    /// assert_eq!(*f.hasher(), DefaultHashBuilder::default());
+    /// ```
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+
+    /// Removes every item. Takes `&mut self`, so no other operation can be in
+    /// flight.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let mut f = CuckooFilter::with_capacity(100);
+    /// f.insert("a")?;
+    /// f.clear();
+    /// assert!(f.is_empty() && !f.contains("a"));
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    pub fn clear(&mut self) {
+        dispatch!(&mut self.table, t => t.clear())
+    }
+}
+
+impl<S: BuildHasher> CuckooFilter<S> {
+    /// Inserts an item. `Err(InsertError::Full)` when no room can be made; the
+    /// filter is then unchanged: no other item is evicted or lost.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(100);
+    /// f.insert("apple")?;
+    /// f.insert(&42u64)?;
+    /// assert!(f.contains("apple") && f.contains(&42u64));
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
+        self.insert_hash(self.hasher.hash_one(item))
+    }
+
+    /// Whether the item may be in the filter: always true for an item inserted
+    /// and not removed; true with small probability for any other.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(100);
+    /// f.insert("apple")?;
+    /// assert!(f.contains("apple"));
+    /// assert!(!f.contains("pear"));
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
+        self.contains_hash(self.hasher.hash_one(item))
+    }
+
+    /// Answers [`contains`](Self::contains) for each item, writing `out[k]`
+    /// for `items[k]`; faster than one call per item on large tables (see
+    /// [`contains_hash_batch`](Self::contains_hash_batch)). Answers
+    /// `min(items.len(), out.len())` items and returns that number.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(100);
+    /// f.insert("a")?;
+    /// let mut out = [false; 3];
+    /// f.contains_batch(&["a", "b", "a"], &mut out);
+    /// assert_eq!(out, [true, false, true]);
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    pub fn contains_batch<T: Hash>(&self, items: &[T], out: &mut [bool]) -> usize {
+        let n = items.len().min(out.len());
+        let mut hashes = [0u64; GROUP];
+        for (is, os) in items[..n].chunks(GROUP).zip(out[..n].chunks_mut(GROUP)) {
+            for (h, item) in hashes.iter_mut().zip(is) {
+                *h = self.hasher.hash_one(item);
+            }
+            self.contains_hash_batch(&hashes[..is.len()], os);
+        }
+        n
+    }
+
+    /// Removes one copy of the item; true if one was there.
+    ///
+    /// Only remove items you inserted: removing an item never inserted can,
+    /// with the false-positive probability, remove another item that shares
+    /// its fingerprint and buckets, which then reads as absent.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(100);
+    /// f.insert("apple")?;
+    /// assert!(f.remove("apple"));
+    /// assert!(!f.contains("apple"));
+    /// assert!(!f.remove("apple"));
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    #[inline]
+    pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
+        self.remove_hash(self.hasher.hash_one(item))
+    }
+}
+
+/// Hooks for the loom models and tests outside the crate: build a table of an
+/// exact size and aim items at chosen buckets. Not part of the API.
+#[doc(hidden)]
+impl<S> CuckooFilter<S> {
+    /// A filter of exactly `buckets` buckets (1 to 2^32).
+    pub fn __with_buckets(
+        buckets: u64,
+        bits: FingerprintBits,
+        hasher: S,
+    ) -> Result<Self, BuildError> {
+        if !(1..=crate::table::MAX_BUCKETS).contains(&buckets) {
+            return Err(BuildError::CapacityTooLarge {
+                capacity: usize::MAX,
+            });
+        }
+        Self::from_parts(bits, buckets, hasher)
+    }
+
+    /// A hash whose first bucket is `bucket` and whose fingerprint is `fp`.
+    pub fn __hash_for(&self, bucket: u64, fp: u32) -> u64 {
+        fn of<W: Width>(t: &Table<W>, bucket: u64, fp: u32) -> u64 {
+            let low = ((bucket << 32).div_ceil(t.buckets())) as u32;
+            let hash = fingerprint::hash_with::<W>(fp, low);
+            debug_assert_eq!(t.position(hash).i1, bucket);
+            hash
+        }
+        dispatch!(&self.table, t => of(t, bucket, fp))
+    }
+
+    /// `(i1, i2, fp)` of a hash.
+    pub fn __position(&self, hash: u64) -> (u64, u64, u32) {
+        let Position { i1, i2, fp } = dispatch!(&self.table, t => t.position(hash));
+        (i1, i2, fp)
+    }
+
+    /// Every occupied slot as `(bucket, fingerprint)`; exact when quiescent.
+    pub fn __fingerprints(&self) -> Vec<(u64, u32)> {
+        let mut all = Vec::new();
+        dispatch!(&self.table, t => t.for_each_fingerprint(|b, fp| all.push((b, fp))));
+        all
+    }
+
+    /// Copies of the fingerprint of `hash` in its bucket pair; exact when
+    /// quiescent.
+    pub fn __copies(&self, hash: u64) -> usize {
+        let (i1, i2, fp) = self.__position(hash);
+        self.__fingerprints()
+            .into_iter()
+            .filter(|&(b, f)| f == fp && (b == i1 || b == i2))
+            .count()
+    }
+}
+
+impl<S> fmt::Debug for CuckooFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CuckooFilter")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .field("fingerprint_bits", &self.fingerprint_bits().bits())
+            .field("load_factor", &self.load_factor())
+            .field("memory_usage", &self.memory_usage())
+            .finish()
+    }
+}
+
+// Compile-time check of the promised auto traits.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<CuckooFilter>();
+};
+
+/// Buckets for a capacity; re-exported for tests that size tables by hand.
+#[doc(hidden)]
+pub fn __buckets_for(capacity: usize) -> Result<u64, BuildError> {
+    buckets_for(capacity)
+}

@@ -1,0 +1,24 @@
+//! A concurrent, lock-free cuckoo filter.
+//!
+//! (Crate documentation is filled in below.)
+#![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod builder;
+mod count;
+mod error;
+pub(crate) mod filter;
+mod fingerprint;
+mod hasher;
+mod memory;
+mod path;
+mod relocation;
+mod sync;
+mod table;
+
+pub use builder::{Builder, FingerprintBits};
+pub use error::{BuildError, InsertError};
+pub use filter::CuckooFilter;
+#[doc(hidden)]
+pub use filter::__buckets_for;
+pub use hasher::{DefaultHashBuilder, StableHasher, DEFAULT_SEED};

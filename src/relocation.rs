@@ -1,0 +1,93 @@
+//! Striped relocation counters: how lookups detect a fingerprint that moved
+//! under them.
+//!
+//! A lookup reads bucket `i1`, then bucket `i2`. If a fingerprint moves from
+//! `i2` to `i1` between those reads, the lookup sees it in neither. So a mover
+//! bumps the counter of the fingerprint's bucket pair *after* copying the
+//! fingerprint into the destination and *before* clearing it from the source,
+//! and a lookup that found nothing re-reads the counter and retries if it
+//! changed (MemC3's version counters, made lock-free: no one waits, a reader
+//! retries only because a move completed).
+//!
+//! Why that suffices: the clear is a Release CAS that follows the bump in the
+//! mover's program order. A lookup whose Acquire load of `i2` reads the cleared
+//! word (or any later value of it: every bucket write is a CAS, so later writes
+//! continue the release sequence) therefore also sees the bump when it re-reads
+//! the counter. And a lookup whose first Acquire load of the counter already
+//! sees the bump also sees the copy, which precedes the bump's Release.
+//!
+//! Pairs share stripes; a shared stripe only costs a spurious retry. Each stripe
+//! is cache-padded: every lookup reads one, and a mover writing its stripe must
+//! not evict the stripes other cores are reading.
+
+use crate::sync::{AtomicU64, Ordering};
+use crossbeam_utils::CachePadded;
+
+/// Most stripes a table gets. 256 padded stripes are 32 KiB: they stay in L2
+/// beside a table of any size.
+const MAX_STRIPES: usize = if cfg!(loom) { 1 } else { 256 };
+
+/// Relocation counters for the bucket pairs of one table.
+pub(crate) struct RelocationCounters {
+    stripes: Box<[CachePadded<AtomicU64>]>,
+}
+
+impl RelocationCounters {
+    /// Counters for a table of `buckets` buckets: about one stripe per 64
+    /// buckets, a power of two, at most [`MAX_STRIPES`].
+    pub(crate) fn new(buckets: u64) -> Self {
+        let wanted = usize::try_from(buckets / 64).unwrap_or(usize::MAX);
+        let stripes = wanted.clamp(1, MAX_STRIPES).next_power_of_two();
+        Self {
+            stripes: (0..stripes)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+        }
+    }
+
+    /// The counter that guards the unordered bucket pair `{a, b}`.
+    #[inline(always)]
+    pub(crate) fn for_pair(&self, a: u64, b: u64) -> &AtomicU64 {
+        let key = a.min(b).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
+        &self.stripes[key as usize & (self.stripes.len() - 1)]
+    }
+
+    /// Bytes held by the counters.
+    pub(crate) fn memory_usage(&self) -> usize {
+        std::mem::size_of_val(&*self.stripes)
+    }
+}
+
+/// A snapshot of one pair's counter, taken before a search of both buckets.
+#[derive(Clone, Copy)]
+pub(crate) struct Snapshot<'a> {
+    counter: &'a AtomicU64,
+    seen: u64,
+}
+
+impl<'a> Snapshot<'a> {
+    /// Reads the counter. Acquire: if it sees a mover's bump, the search that
+    /// follows sees the copy the mover made before that bump.
+    #[inline(always)]
+    pub(crate) fn take(counter: &'a AtomicU64) -> Self {
+        Self {
+            seen: counter.load(Ordering::Acquire),
+            counter,
+        }
+    }
+
+    /// Whether no fingerprint of the pair moved since the snapshot, so that a
+    /// search that found nothing may be believed. Acquire (ordering it after the
+    /// bucket loads that preceded it, which are Acquire themselves).
+    #[inline(always)]
+    pub(crate) fn unchanged(&self) -> bool {
+        self.counter.load(Ordering::Acquire) == self.seen
+    }
+}
+
+/// Publishes a relocation in progress: called by a mover after its copy and
+/// before its clear. Release, so the copy is visible to whoever sees the bump.
+#[inline(always)]
+pub(crate) fn publish(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Release);
+}

@@ -1,0 +1,39 @@
+//! Load factor and false-positive rate, measured.
+
+use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
+
+/// splitmix64: distinct, well-mixed 64-bit hashes from a counter.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Fills a table of `buckets` buckets until the first failure; returns the
+/// load reached and the false-positive rate measured there.
+fn fill(buckets: u64, bits: FingerprintBits) -> (f64, f64, CuckooFilter) {
+    let f = CuckooFilter::__with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+    let mut n = 0u64;
+    while f.insert_hash(mix(n)).is_ok() {
+        n += 1;
+    }
+    assert_eq!(f.len() as u64, n);
+    // The failed insert changed nothing and lost nothing.
+    assert!((0..n).all(|i| f.contains_hash(mix(i))), "false negative after a full insert");
+    let load = f.load_factor();
+    let probes = 2_000_000u64;
+    let hits = (0..probes).filter(|&i| f.contains_hash(mix(i + (1 << 62)))).count();
+    (load, hits as f64 / probes as f64, f)
+}
+
+#[test]
+fn fills_past_95_percent_with_expected_false_positive_rate() {
+    for log in [10, 14, 18, 20] {
+        let (load, fpr, f) = fill(1 << log, FingerprintBits::Bits16);
+        let bound = f.fingerprint_bits().false_positive_rate(load);
+        eprintln!("2^{log} buckets: load {load:.4}, fpr {fpr:.3e}, bound {bound:.3e}");
+        assert!(load >= 0.95, "2^{log} buckets: first failure at load {load}");
+        assert!((fpr - bound).abs() <= 0.3 * bound, "2^{log}: fpr {fpr} vs bound {bound}");
+    }
+}
