@@ -231,7 +231,7 @@ fn unreachable_rate(rate: f64, bits: FingerprintBits) -> BuildError {
 
 /// Buckets for `capacity` items: `capacity / (4 · SIZING_LOAD)`, plus a slack
 /// of its square root that keeps tiny tables from being unlucky and costs large
-/// ones nothing (0.2 % at a million items).
+/// ones nothing (0.2 % at a million items), rounded up to even.
 pub(crate) fn buckets_for(capacity: usize) -> Result<u64, BuildError> {
     let too_large = BuildError::CapacityTooLarge { capacity };
     let base = (capacity as f64 / (f64::from(SLOTS) * SIZING_LOAD)).ceil();
@@ -239,7 +239,8 @@ pub(crate) fn buckets_for(capacity: usize) -> Result<u64, BuildError> {
         return Err(too_large);
     }
     let base = base as u64;
-    let buckets = (base + base.isqrt()).max(1);
+    // Even, and at least two: see `Table::alternate`.
+    let buckets = (base + base.isqrt()).max(2).next_multiple_of(2);
     if buckets > MAX_BUCKETS {
         return Err(too_large);
     }
@@ -270,23 +271,41 @@ mod tests {
         assert_eq!(pick(0.02), Ok(FingerprintBits::Bits16));
         assert_eq!(pick(1e-4), Ok(FingerprintBits::Bits32));
         assert_eq!(pick(2e-9), Ok(FingerprintBits::Bits32));
-        assert!(matches!(pick(1e-10), Err(BuildError::UnreachableFalsePositiveRate { bits: 32, .. })));
-        for bad in [0.0, 1.0, -0.1, 2.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-            assert!(matches!(pick(bad), Err(BuildError::InvalidFalsePositiveRate { .. })), "{bad}");
+        assert!(matches!(
+            pick(1e-10),
+            Err(BuildError::UnreachableFalsePositiveRate { bits: 32, .. })
+        ));
+        for bad in [
+            0.0,
+            1.0,
+            -0.1,
+            2.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            assert!(
+                matches!(pick(bad), Err(BuildError::InvalidFalsePositiveRate { .. })),
+                "{bad}"
+            );
         }
     }
 
     #[test]
     fn sizing_is_tight_for_large_and_generous_for_tiny() {
-        assert_eq!(buckets_for(0), Ok(1));
-        assert!(buckets_for(1).unwrap() >= 1);
+        assert_eq!(buckets_for(0), Ok(2));
+        assert_eq!(buckets_for(1), Ok(2));
+        assert_eq!(buckets_for(100).map(|b| b % 2), Ok(0));
         for n in [1_000_000usize, 10_000_000, 100_000_000] {
             let slots = buckets_for(n).unwrap() * 4;
             let ideal = n as f64 / 0.95;
             assert!(slots as f64 >= n as f64 / 0.95);
             assert!((slots as f64) < ideal * 1.10, "{n}: {slots} slots");
         }
-        assert!(matches!(buckets_for(usize::MAX), Err(BuildError::CapacityTooLarge { .. })));
+        assert!(matches!(
+            buckets_for(usize::MAX),
+            Err(BuildError::CapacityTooLarge { .. })
+        ));
         assert!(buckets_for(16_000_000_000).is_ok());
         assert!(buckets_for(17_000_000_000).is_err());
     }

@@ -33,7 +33,9 @@ pub enum InsertError {
 impl fmt::Display for InsertError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            InsertError::Full => f.write_str("cuckoo filter is full: no relocation path to an empty slot"),
+            InsertError::Full => {
+                f.write_str("cuckoo filter is full: no relocation path to an empty slot")
+            }
         }
     }
 }

@@ -315,7 +315,8 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(f.false_positive_rate(), 0.0);
     /// ```
     pub fn false_positive_rate(&self) -> f64 {
-        self.fingerprint_bits().false_positive_rate(self.load_factor())
+        self.fingerprint_bits()
+            .false_positive_rate(self.load_factor())
     }
 
     /// The hasher items are hashed with.
@@ -429,13 +430,13 @@ impl<S: BuildHasher> CuckooFilter<S> {
 /// exact size and aim items at chosen buckets. Not part of the API.
 #[doc(hidden)]
 impl<S> CuckooFilter<S> {
-    /// A filter of exactly `buckets` buckets (1 to 2^32).
+    /// A filter of exactly `buckets` buckets (even, 2 to 2^32).
     pub fn __with_buckets(
         buckets: u64,
         bits: FingerprintBits,
         hasher: S,
     ) -> Result<Self, BuildError> {
-        if !(1..=crate::table::MAX_BUCKETS).contains(&buckets) {
+        if !crate::table::valid_bucket_count(buckets) {
             return Err(BuildError::CapacityTooLarge {
                 capacity: usize::MAX,
             });

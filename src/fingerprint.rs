@@ -141,9 +141,18 @@ mod tests {
 
     #[test]
     fn layout_constants() {
-        assert_eq!((W8::LANES, W8::SLOTS_PER_WORD, W8::WORDS_PER_BUCKET), (8, 4, 1));
-        assert_eq!((W16::LANES, W16::SLOTS_PER_WORD, W16::WORDS_PER_BUCKET), (4, 4, 1));
-        assert_eq!((W32::LANES, W32::SLOTS_PER_WORD, W32::WORDS_PER_BUCKET), (2, 2, 2));
+        assert_eq!(
+            (W8::LANES, W8::SLOTS_PER_WORD, W8::WORDS_PER_BUCKET),
+            (8, 4, 1)
+        );
+        assert_eq!(
+            (W16::LANES, W16::SLOTS_PER_WORD, W16::WORDS_PER_BUCKET),
+            (4, 4, 1)
+        );
+        assert_eq!(
+            (W32::LANES, W32::SLOTS_PER_WORD, W32::WORDS_PER_BUCKET),
+            (2, 2, 2)
+        );
         assert_eq!(W16::LOW, 0x0001_0001_0001_0001);
         assert_eq!(W16::HIGH, 0x8000_8000_8000_8000);
     }
@@ -155,13 +164,23 @@ mod tests {
         assert_eq!(without_lane::<W16>(w, 2), 0);
         let b = broadcast::<W8>(0xab);
         assert_eq!(b, 0xabab_abab_abab_abab);
-        assert_eq!(first_lane::<W8>(zero_lanes::<W8>(b ^ without_lane::<W8>(b, 0))), 1);
+        assert_eq!(
+            first_lane::<W8>(zero_lanes::<W8>(b ^ without_lane::<W8>(b, 0))),
+            1
+        );
     }
 
     fn check_fingerprint_range<W: Width>() {
         assert_eq!(of_hash::<W>(0), 1);
         assert_eq!(u64::from(of_hash::<W>(u64::MAX)), W::MAX);
-        for fp in [1, 2, 3, (W::MAX / 2) as u32, W::MAX as u32 - 1, W::MAX as u32] {
+        for fp in [
+            1,
+            2,
+            3,
+            (W::MAX / 2) as u32,
+            W::MAX as u32 - 1,
+            W::MAX as u32,
+        ] {
             let h = hash_with::<W>(fp, 12345);
             assert_eq!(of_hash::<W>(h), fp);
             assert_eq!(h as u32, 12345);

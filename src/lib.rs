@@ -18,7 +18,7 @@ mod table;
 
 pub use builder::{Builder, FingerprintBits};
 pub use error::{BuildError, InsertError};
-pub use filter::CuckooFilter;
 #[doc(hidden)]
 pub use filter::__buckets_for;
+pub use filter::CuckooFilter;
 pub use hasher::{DefaultHashBuilder, StableHasher, DEFAULT_SEED};

@@ -87,7 +87,13 @@ pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> 
     let mut nodes: Vec<Node> = Vec::with_capacity(MAX_NODES);
     for root in [pos.i1, pos.i2] {
         if nodes.first().map(|n| n.bucket) != Some(root) {
-            nodes.push(Node { bucket: root, fp: 0, parent: 0, slot: 0, depth: 0 });
+            nodes.push(Node {
+                bucket: root,
+                fp: 0,
+                parent: 0,
+                slot: 0,
+                depth: 0,
+            });
         }
     }
     let mut head = 0;
@@ -151,7 +157,10 @@ fn trace(nodes: &[Node], target: usize) -> Path {
         index = node.parent as usize;
     }
     steps.reverse();
-    Path { root: nodes[index].bucket, steps }
+    Path {
+        root: nodes[index].bucket,
+        steps,
+    }
 }
 
 /// Applies `path` from its far end, then puts `fp` into the freed root bucket.
@@ -200,9 +209,27 @@ mod tests {
     #[test]
     fn on_path_sees_ancestors() {
         let nodes = [
-            Node { bucket: 7, fp: 0, parent: 0, slot: 0, depth: 0 },
-            Node { bucket: 9, fp: 1, parent: 0, slot: 0, depth: 1 },
-            Node { bucket: 3, fp: 2, parent: 1, slot: 1, depth: 2 },
+            Node {
+                bucket: 7,
+                fp: 0,
+                parent: 0,
+                slot: 0,
+                depth: 0,
+            },
+            Node {
+                bucket: 9,
+                fp: 1,
+                parent: 0,
+                slot: 0,
+                depth: 1,
+            },
+            Node {
+                bucket: 3,
+                fp: 2,
+                parent: 1,
+                slot: 1,
+                depth: 2,
+            },
         ];
         assert!(on_path(&nodes, 2, 7));
         assert!(on_path(&nodes, 2, 3));

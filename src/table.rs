@@ -27,6 +27,12 @@ use crate::sync::{zeroed_lines, AtomicU64, CacheLine, Ordering};
 /// Largest bucket count: bucket indices come from the low 32 bits of the hash.
 pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
 
+/// Whether a table can have `buckets` buckets: even (see
+/// [`Table::alternate`]), at least 2, at most [`MAX_BUCKETS`].
+pub(crate) fn valid_bucket_count(buckets: u64) -> bool {
+    buckets % 2 == 0 && (2..=MAX_BUCKETS).contains(&buckets)
+}
+
 /// Slots per bucket.
 pub(crate) const SLOTS: u32 = 4;
 
@@ -67,9 +73,9 @@ pub(crate) struct Table<W: Width> {
 
 impl<W: Width> Table<W> {
     /// An empty table, or `None` if its memory cannot be allocated.
-    /// `buckets` must be in `1..=MAX_BUCKETS` (the builder checks).
+    /// `buckets` must be even and in `2..=MAX_BUCKETS` (the builder checks).
     pub(crate) fn new(buckets: u64) -> Option<Self> {
-        debug_assert!((1..=MAX_BUCKETS).contains(&buckets));
+        debug_assert!(valid_bucket_count(buckets));
         let lines = usize::try_from(Self::words_for(buckets).div_ceil(8)).ok()?;
         Some(Self {
             lines: zeroed_lines(lines)?,
@@ -130,18 +136,24 @@ impl<W: Width> Table<W> {
         }
     }
 
-    /// The other bucket of fingerprint `fp` in bucket `bucket`:
-    /// `(h(fp) - bucket) mod n`, an involution for any `n`, so the table need
-    /// not be a power of two. `h(fp)` is the high half of `fp` times an odd
-    /// constant, scaled onto `0..n`.
+    /// The other bucket of fingerprint `fp` in bucket `bucket`.
+    ///
+    /// Buckets come in twins `2s` and `2s + 1`. The alternate of `2s + e` is
+    /// `2 · ((h(fp) - s) mod n/2) + (1 - e)`: reflecting the twin index through
+    /// `h(fp)` and flipping the half. That is an involution for any even `n`
+    /// (so the table need not be a power of two) and, because the half always
+    /// flips, it has no fixed point: every item has two distinct buckets and
+    /// eight slots, even in a table of two buckets. (`(h(fp) - i) mod n` alone
+    /// maps about one fingerprint in `n` to itself, leaving it four slots.)
+    /// `h(fp)` is the high half of `fp` times an odd constant, scaled onto
+    /// `0..n/2` by multiply-shift.
     #[inline(always)]
     pub(crate) fn alternate(&self, bucket: u64, fp: u32) -> u64 {
-        let h = ((u64::from(fp).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) * self.buckets) >> 32;
-        if h >= bucket {
-            h - bucket
-        } else {
-            h + self.buckets - bucket
-        }
+        let twins = self.buckets / 2;
+        let h = ((u64::from(fp).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) * twins) >> 32;
+        let s = bucket / 2;
+        let reflected = if h >= s { h - s } else { h + twins - s };
+        (2 * reflected) | ((bucket & 1) ^ 1)
     }
 
     #[inline(always)]
@@ -221,7 +233,12 @@ impl<W: Width> Table<W> {
                     break;
                 }
                 let lane = fpr::first_lane::<W>(empty);
-                match cell.compare_exchange(word, fpr::with_lane::<W>(word, lane, fp), SUCCESS, FAILURE) {
+                match cell.compare_exchange(
+                    word,
+                    fpr::with_lane::<W>(word, lane, fp),
+                    SUCCESS,
+                    FAILURE,
+                ) {
                     Ok(_) => return true,
                     Err(now) => word = now,
                 }
@@ -244,7 +261,12 @@ impl<W: Width> Table<W> {
                     break;
                 }
                 let lane = fpr::first_lane::<W>(hits);
-                match cell.compare_exchange(word, fpr::without_lane::<W>(word, lane), SUCCESS, FAILURE) {
+                match cell.compare_exchange(
+                    word,
+                    fpr::without_lane::<W>(word, lane),
+                    SUCCESS,
+                    FAILURE,
+                ) {
                     Ok(_) => return true,
                     Err(now) => word = now,
                 }
@@ -292,7 +314,8 @@ impl<W: Width> Table<W> {
             w[1] = self.load_bucket(p.i2);
         }
         for (k, p) in positions.iter().enumerate() {
-            let hit = self.holds(&words[2 * k], p.i1, p.fp) || self.holds(&words[2 * k + 1], p.i2, p.fp);
+            let hit =
+                self.holds(&words[2 * k], p.i1, p.fp) || self.holds(&words[2 * k + 1], p.i2, p.fp);
             out[k] = hit || (!snapshots[k].is_some_and(|s| s.unchanged()) && self.contains(*p));
         }
     }
@@ -351,12 +374,17 @@ impl<W: Width> Table<W> {
         relocation::publish(self.relocations.for_pair(src, dst));
         loop {
             if fpr::lane_value::<W>(word, lane) != fp {
-                let pos = Position { i1: src, i2: dst, fp };
+                let pos = Position {
+                    i1: src,
+                    i2: dst,
+                    fp,
+                };
                 let removed = self.remove_copy(pos);
                 debug_assert!(removed, "a mover's own copy is always in the pair");
                 return false;
             }
-            match cell.compare_exchange(word, fpr::without_lane::<W>(word, lane), SUCCESS, FAILURE) {
+            match cell.compare_exchange(word, fpr::without_lane::<W>(word, lane), SUCCESS, FAILURE)
+            {
                 Ok(_) => return true,
                 Err(now) => word = now,
             }
@@ -386,7 +414,11 @@ impl<W: Width> Table<W> {
     /// A table of `buckets` buckets whose words are `words` (exactly
     /// `words_for(buckets)` of them; extra ones are ignored, missing ones stay
     /// empty) and whose count is `len`. `None` if allocation fails.
-    pub(crate) fn from_words(buckets: u64, words: impl IntoIterator<Item = u64>, len: usize) -> Option<Self> {
+    pub(crate) fn from_words(
+        buckets: u64,
+        words: impl IntoIterator<Item = u64>,
+        len: usize,
+    ) -> Option<Self> {
         let table = Self::new(buckets)?;
         for (i, w) in words.into_iter().take(table.word_count()).enumerate() {
             table.word(i).store(w, Ordering::Relaxed);
@@ -425,6 +457,7 @@ mod tests {
             for fp in [1u32, 2, 3, 77, 255, W::MAX as u32] {
                 let a = t.alternate(b, fp);
                 assert!(a < buckets);
+                assert_ne!(a, b, "no fingerprint is its own alternate");
                 assert_eq!(t.alternate(a, fp), b);
             }
         }
@@ -432,7 +465,7 @@ mod tests {
 
     #[test]
     fn alternate_is_an_involution_for_any_size() {
-        for n in [1, 2, 3, 7, 64, 1000, 1023] {
+        for n in [2, 4, 6, 14, 64, 1000, 1022] {
             involution::<W8>(n);
             involution::<W16>(n);
             involution::<W32>(n);
@@ -441,7 +474,7 @@ mod tests {
 
     fn buckets_are_independent<W: Width>() {
         // Fill every slot of every bucket with a distinct value and read back.
-        let buckets = 11;
+        let buckets = 12;
         let t = Table::<W>::new(buckets).unwrap();
         for b in 0..buckets {
             for s in 0..SLOTS {
@@ -452,10 +485,16 @@ mod tests {
         for b in 0..buckets {
             let words = t.load_bucket(b);
             for s in 0..SLOTS {
-                assert_eq!(t.slot_value(&words, b, s), (b * 4 + u64::from(s) + 1) as u32);
+                assert_eq!(
+                    t.slot_value(&words, b, s),
+                    (b * 4 + u64::from(s) + 1) as u32
+                );
             }
             assert!(t.holds(&words, b, (b * 4 + 1) as u32));
-            assert!(!t.holds(&words, b, (b * 4 + 5) as u32), "neighbour's lane leaked");
+            assert!(
+                !t.holds(&words, b, (b * 4 + 5) as u32),
+                "neighbour's lane leaked"
+            );
         }
         assert!(t.take(3, 14));
         assert!(!t.take(3, 14));
@@ -477,7 +516,9 @@ mod tests {
         let dst = t.alternate(src, fp);
         assert!(t.put(src, fp));
         let words = t.load_bucket(src);
-        let slot = (0..SLOTS).find(|&s| t.slot_value(&words, src, s) == fp).unwrap();
+        let slot = (0..SLOTS)
+            .find(|&s| t.slot_value(&words, src, s) == fp)
+            .unwrap();
         assert!(t.relocate(src, slot, fp, dst));
         assert!(!t.holds(&t.load_bucket(src), src, fp));
         assert!(t.holds(&t.load_bucket(dst), dst, fp));

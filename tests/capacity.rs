@@ -20,10 +20,15 @@ fn fill(buckets: u64, bits: FingerprintBits) -> (f64, f64, CuckooFilter) {
     }
     assert_eq!(f.len() as u64, n);
     // The failed insert changed nothing and lost nothing.
-    assert!((0..n).all(|i| f.contains_hash(mix(i))), "false negative after a full insert");
+    assert!(
+        (0..n).all(|i| f.contains_hash(mix(i))),
+        "false negative after a full insert"
+    );
     let load = f.load_factor();
     let probes = 2_000_000u64;
-    let hits = (0..probes).filter(|&i| f.contains_hash(mix(i + (1 << 62)))).count();
+    let hits = (0..probes)
+        .filter(|&i| f.contains_hash(mix(i + (1 << 62))))
+        .count();
     (load, hits as f64 / probes as f64, f)
 }
 
@@ -33,7 +38,13 @@ fn fills_past_95_percent_with_expected_false_positive_rate() {
         let (load, fpr, f) = fill(1 << log, FingerprintBits::Bits16);
         let bound = f.fingerprint_bits().false_positive_rate(load);
         eprintln!("2^{log} buckets: load {load:.4}, fpr {fpr:.3e}, bound {bound:.3e}");
-        assert!(load >= 0.95, "2^{log} buckets: first failure at load {load}");
-        assert!((fpr - bound).abs() <= 0.3 * bound, "2^{log}: fpr {fpr} vs bound {bound}");
+        assert!(
+            load >= 0.95,
+            "2^{log} buckets: first failure at load {load}"
+        );
+        assert!(
+            (fpr - bound).abs() <= 0.3 * bound,
+            "2^{log}: fpr {fpr} vs bound {bound}"
+        );
     }
 }

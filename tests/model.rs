@@ -1,0 +1,187 @@
+//! Property tests: random operation sequences against a sequential model, the
+//! multiset of (bucket pair, fingerprint).
+//!
+//! The model is exact, not approximate: `contains` of an item is true iff the
+//! multiset holds its (pair, fingerprint), and after every operation the table's
+//! occupied slots, read as (pair, fingerprint), must equal the multiset. That
+//! catches a relocation that loses or duplicates a fingerprint, a failed insert
+//! that changes anything, and a remove that takes the wrong fingerprint.
+
+use std::collections::BTreeMap;
+
+use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
+use proptest::prelude::*;
+
+type Key = (u64, u64, u32);
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(u64),
+    Remove(u64),
+    Contains(u64),
+}
+
+fn op(keys: u64) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        5 => (0..keys).prop_map(Op::Insert),
+        3 => (0..keys).prop_map(Op::Remove),
+        2 => (0..keys * 2).prop_map(Op::Contains),
+    ]
+}
+
+fn bits() -> impl Strategy<Value = FingerprintBits> {
+    prop_oneof![
+        Just(FingerprintBits::Bits8),
+        Just(FingerprintBits::Bits16),
+        Just(FingerprintBits::Bits32),
+    ]
+}
+
+/// A well-mixed hash per key, so that small key spaces spread over the table.
+fn hash(key: u64) -> u64 {
+    let mut x = key.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+fn model_key(f: &CuckooFilter, h: u64) -> Key {
+    let (i1, i2, fp) = f.__position(h);
+    (i1.min(i2), i1.max(i2), fp)
+}
+
+/// The table's contents as a multiset of (pair, fingerprint).
+fn table_multiset(f: &CuckooFilter) -> BTreeMap<Key, usize> {
+    let mut m = BTreeMap::new();
+    for (bucket, fp) in f.__fingerprints() {
+        let (_, alt, _) = f.__position(f.__hash_for(bucket, fp));
+        *m.entry((bucket.min(alt), bucket.max(alt), fp)).or_insert(0) += 1;
+    }
+    m
+}
+
+/// Fewest displacements that free a slot in `roots`, following the table's
+/// actual contents (a fingerprint in bucket `b` can move to its alternate).
+fn distance_to_free_slot(f: &CuckooFilter, roots: [u64; 2]) -> Option<usize> {
+    let mut occupants: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+    for (b, fp) in f.__fingerprints() {
+        occupants.entry(b).or_default().push(fp);
+    }
+    let mut seen: Vec<u64> = roots.to_vec();
+    let mut frontier = roots.to_vec();
+    for distance in 0.. {
+        if frontier.is_empty() {
+            return None;
+        }
+        if frontier
+            .iter()
+            .any(|b| occupants.get(b).map_or(0, Vec::len) < 4)
+        {
+            return Some(distance);
+        }
+        let mut next = Vec::new();
+        for b in frontier {
+            for &fp in occupants.get(&b).into_iter().flatten() {
+                let (_, alt, _) = f.__position(f.__hash_for(b, fp));
+                if !seen.contains(&alt) {
+                    seen.push(alt);
+                    next.push(alt);
+                }
+            }
+        }
+        frontier = next;
+    }
+    unreachable!()
+}
+
+fn run(buckets: u64, bits: FingerprintBits, ops: &[Op]) -> Result<(), TestCaseError> {
+    let f = CuckooFilter::__with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+    let mut model: BTreeMap<Key, usize> = BTreeMap::new();
+    let mut len = 0usize;
+    for op in ops {
+        match *op {
+            Op::Insert(k) => {
+                let key = model_key(&f, hash(k));
+                let copies = model.get(&key).copied().unwrap_or(0);
+                match f.insert_hash(hash(k)) {
+                    Ok(()) => {
+                        *model.entry(key).or_insert(0) += 1;
+                        len += 1;
+                    }
+                    // The breadth-first search reads every bucket within four
+                    // displacements before any at five: failing with a free slot
+                    // that close would be a search bug.
+                    Err(_) => {
+                        let (i1, i2, _) = f.__position(hash(k));
+                        let distance = distance_to_free_slot(&f, [i1, i2]);
+                        prop_assert!(
+                            distance.is_none_or(|d| d > 4),
+                            "insert failed with a free slot {:?} moves away ({} copies)",
+                            distance,
+                            copies
+                        );
+                    }
+                }
+            }
+            Op::Remove(k) => {
+                let key = model_key(&f, hash(k));
+                let had = model.get(&key).copied().unwrap_or(0);
+                prop_assert_eq!(f.remove_hash(hash(k)), had > 0);
+                if had > 0 {
+                    len -= 1;
+                    if had == 1 {
+                        model.remove(&key);
+                    } else {
+                        model.insert(key, had - 1);
+                    }
+                }
+            }
+            Op::Contains(k) => {
+                let key = model_key(&f, hash(k));
+                prop_assert_eq!(f.contains_hash(hash(k)), model.contains_key(&key));
+            }
+        }
+        prop_assert_eq!(f.len(), len);
+        prop_assert_eq!(&table_multiset(&f), &model, "after {:?}", op);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Tiny tables: full most of the time, every insert relocates.
+    #[test]
+    fn tiny_tables_match_the_model(
+        buckets in (1u64..4).prop_map(|t| 2 * t),
+        bits in bits(),
+        ops in prop::collection::vec(op(24), 1..120),
+    ) {
+        run(buckets, bits, &ops)?;
+    }
+
+    /// Larger tables with long sequences: deep paths, odd bucket counts.
+    #[test]
+    fn small_tables_match_the_model(
+        buckets in (4u64..20).prop_map(|t| 2 * t),
+        bits in bits(),
+        ops in prop::collection::vec(op(200), 1..400),
+    ) {
+        run(buckets, bits, &ops)?;
+    }
+
+    /// Duplicates: one item inserted k <= 8 times can be removed k times.
+    #[test]
+    fn duplicates_insert_and_remove_k_times(k in 1usize..=8, key in any::<u64>(), bits in bits()) {
+        let f = CuckooFilter::__with_buckets(64, bits, DefaultHashBuilder::default()).unwrap();
+        for _ in 0..k {
+            prop_assert!(f.insert(&key).is_ok());
+        }
+        for _ in 0..k {
+            prop_assert!(f.contains(&key));
+            prop_assert!(f.remove(&key));
+        }
+        prop_assert!(!f.remove(&key));
+        prop_assert!(f.is_empty());
+    }
+}
