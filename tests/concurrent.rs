@@ -1,0 +1,185 @@
+//! Many threads on one filter at high load, so relocations happen all the
+//! time: no false negatives, `remove` of a live item always succeeds, and `len`
+//! is exact once the threads are joined.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread;
+
+use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
+
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Keys of thread `t` (t = 0 are the stable keys, never removed).
+fn key(t: u64, i: u64) -> u64 {
+    mix(t << 40 | i)
+}
+
+/// Pre-fills to `base` load with stable keys, then `writers` threads each churn
+/// their own keys (insert until the table is at `high`, remove back down)
+/// while checking stable keys and their own live keys; `readers` threads check
+/// stable keys only.
+fn churn(
+    bits: FingerprintBits,
+    buckets: u64,
+    base: f64,
+    high: f64,
+    writers: u64,
+    readers: u64,
+    rounds: usize,
+) {
+    let f = CuckooFilter::__with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+    let slots = f.capacity() as f64;
+    let stable = (slots * base) as u64;
+    for i in 0..stable {
+        f.insert_hash(key(0, i)).unwrap();
+    }
+    let quota = ((slots * (high - base)) / writers as f64) as usize;
+    let misses = AtomicUsize::new(0);
+    let live_total = AtomicUsize::new(0);
+    let done = AtomicBool::new(false);
+    let checks = AtomicUsize::new(0);
+
+    thread::scope(|s| {
+        let mut handles = Vec::new();
+        for w in 1..=writers {
+            let (f, misses, live_total, checks) = (&f, &misses, &live_total, &checks);
+            handles.push(s.spawn(move || {
+                let mut live: Vec<u64> = Vec::new();
+                let mut next = 0u64;
+                let mut rng = mix(w);
+                for _ in 0..rounds {
+                    // Fill up to the quota: the table climbs past `high`.
+                    // Bounded: if a bug leaked fingerprints the table fills up,
+                    // and the test must fail rather than spin.
+                    let mut attempts = 0;
+                    while live.len() < quota && attempts < 4 * quota {
+                        attempts += 1;
+                        let k = key(w, next);
+                        next += 1;
+                        if f.insert_hash(k).is_ok() {
+                            live.push(k);
+                        }
+                        rng = mix(rng);
+                        let probe = key(0, rng % stable);
+                        if !f.contains_hash(probe) {
+                            misses.fetch_add(1, Ordering::Relaxed);
+                        }
+                        if let Some(&mine) = live.get(rng as usize % live.len().max(1)) {
+                            if !f.contains_hash(mine) {
+                                misses.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        checks.fetch_add(2, Ordering::Relaxed);
+                    }
+                    // Remove half, in random order: each must be found.
+                    for _ in 0..live.len() / 2 {
+                        rng = mix(rng);
+                        let k = live.swap_remove(rng as usize % live.len());
+                        if !f.remove_hash(k) {
+                            misses.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+                for &k in &live {
+                    assert!(f.contains_hash(k), "live key missing after churn");
+                }
+                live_total.fetch_add(live.len(), Ordering::Relaxed);
+            }));
+        }
+        for r in 0..readers {
+            let (f, misses, done, checks) = (&f, &misses, &done, &checks);
+            s.spawn(move || {
+                let mut rng = mix(1000 + r);
+                let mut n = 0;
+                while !done.load(Ordering::Relaxed) || n < 10_000 {
+                    rng = mix(rng);
+                    if !f.contains_hash(key(0, rng % stable)) {
+                        misses.fetch_add(1, Ordering::Relaxed);
+                    }
+                    n += 1;
+                }
+                checks.fetch_add(n, Ordering::Relaxed);
+            });
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+    });
+
+    assert_eq!(
+        misses.load(Ordering::Relaxed),
+        0,
+        "false negatives or failed removes of live keys"
+    );
+    assert_eq!(
+        f.len(),
+        stable as usize + live_total.load(Ordering::Relaxed)
+    );
+    assert_eq!(
+        f.__fingerprints().len(),
+        f.len(),
+        "table holds exactly len fingerprints"
+    );
+    assert!((0..stable).all(|i| f.contains_hash(key(0, i))));
+    assert!(checks.load(Ordering::Relaxed) > 0);
+}
+
+#[test]
+fn writers_and_readers_at_high_load_16_bit() {
+    churn(FingerprintBits::Bits16, 1 << 12, 0.85, 0.96, 3, 2, 300);
+}
+
+#[test]
+fn writers_and_readers_at_high_load_8_bit() {
+    // 8-bit: two buckets per word, so neighbours' CASes collide too.
+    churn(FingerprintBits::Bits8, 1 << 12, 0.85, 0.96, 3, 2, 300);
+}
+
+#[test]
+fn writers_and_readers_at_high_load_32_bit() {
+    // 32-bit: a bucket spans two words.
+    churn(FingerprintBits::Bits32, 1 << 12, 0.85, 0.96, 3, 2, 300);
+}
+
+#[test]
+fn tiny_table_heavy_contention() {
+    // 16 buckets: every operation contends with every other.
+    churn(FingerprintBits::Bits16, 16, 0.5, 0.9, 4, 2, 50_000);
+}
+
+#[test]
+fn shared_duplicates_are_counted_exactly() {
+    // Several threads insert and remove copies of the same few items; each
+    // thread removes only copies it inserted, so every remove must succeed.
+    let f = CuckooFilter::with_capacity(10_000);
+    for i in 0..9_000u64 {
+        f.insert(&(u64::MAX, i)).unwrap();
+    }
+    thread::scope(|s| {
+        for t in 0..4u64 {
+            let f = &f;
+            s.spawn(move || {
+                for round in 0..5_000u64 {
+                    let item = round % 3;
+                    // Two copies each: 4 threads x 2 = 8 copies at most.
+                    f.insert(&item).unwrap();
+                    f.insert(&item).unwrap();
+                    assert!(f.contains(&item));
+                    assert!(f.remove(&item), "thread {t} lost a copy");
+                    assert!(f.remove(&item), "thread {t} lost a copy");
+                }
+            });
+        }
+    });
+    assert_eq!(f.len(), 9_000);
+    for item in 0..3u64 {
+        let hash = std::hash::BuildHasher::hash_one(f.hasher(), item);
+        assert_eq!(f.__copies(hash), 0, "a copy outlived its removes");
+    }
+}
