@@ -105,16 +105,19 @@ mod count;
 mod error;
 pub(crate) mod filter;
 mod fingerprint;
+mod format;
 mod hasher;
 mod memory;
+mod merge;
 mod path;
 mod relocation;
 mod sync;
 mod table;
 
 pub use builder::{Builder, FingerprintBits};
-pub use error::{BuildError, InsertError};
+pub use error::{BuildError, DecodeError, InsertError, MergeError};
 #[doc(hidden)]
 pub use filter::__buckets_for;
 pub use filter::CuckooFilter;
+pub use format::HasherIdentity;
 pub use hasher::{DefaultHashBuilder, StableHasher, DEFAULT_SEED};

@@ -1,0 +1,489 @@
+//! The byte format: a filter saved on one machine loads on any other.
+//!
+//! Little-endian throughout, versioned, checksummed with CRC-32C; described
+//! byte by byte in `docs/FORMAT.md`. In short:
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic "LFCUCKOO"
+//!      8     2  format version (1)
+//!     10     1  fingerprint bits (8, 16 or 32)
+//!     11     1  slots per bucket (4)
+//!     12     4  flags (0)
+//!     16     8  hasher id     (HasherIdentity::ID; 1 = DefaultHashBuilder)
+//!     24     8  hasher seed   (HasherIdentity::seed)
+//!     32     8  bucket count  (even, 2 to 2^32)
+//!     40     8  item count    (= nonzero slots in the table)
+//!     48     8  table words W (= ceil(buckets · 4 · bits / 64))
+//!     56   8·W  the slots: buckets · 4 fingerprints of `bits` bits, LE, 0 = empty
+//! 56+8·W     4  CRC-32C of bytes [0, 56 + 8·W)
+//! ```
+//!
+//! Decoding checks every field against the others and against the input's
+//! length before it allocates anything, then the checksum, then the table's
+//! contents; any byte string yields a filter or a [`DecodeError`], never a
+//! panic. An accepted input is canonical: encoding the decoded filter gives the
+//! same bytes back.
+
+use crate::builder::FingerprintBits;
+use crate::error::DecodeError;
+use crate::filter::{dispatch, AnyTable};
+use crate::fingerprint::{self, Width, W16, W32, W8};
+use crate::hasher::DefaultHashBuilder;
+use crate::table::{valid_bucket_count, Table, SLOTS};
+use crate::CuckooFilter;
+
+/// The first eight bytes of every encoded filter.
+const MAGIC: [u8; 8] = *b"LFCUCKOO";
+
+/// The format version this crate writes and reads.
+const VERSION: u16 = 1;
+
+/// Bytes before the table.
+const HEADER_LEN: usize = 56;
+
+/// Bytes of the trailing checksum.
+const CHECKSUM_LEN: usize = 4;
+
+/// How a hasher is named in the byte format, so that a filter is only ever
+/// decoded with the hash function it was built with.
+///
+/// A filter stores fingerprints of its items' hashes, not the items: decoded
+/// with another hash function it would answer for other items. So
+/// [`to_bytes`](CuckooFilter::to_bytes) records the hasher's [`ID`](Self::ID)
+/// and [`seed`](Self::seed), and
+/// [`from_bytes_with_hasher`](CuckooFilter::from_bytes_with_hasher) accepts
+/// the bytes only if the hasher it is given has the same two.
+///
+/// The default hasher, [`DefaultHashBuilder`], has id 1 and its seed, and
+/// [`CuckooFilter::from_bytes`] rebuilds it from the recorded seed. To save
+/// filters built with your own hasher, implement this trait for it; the hasher
+/// must then hash every item to the same 64 bits on every platform and every
+/// run (so not `std`'s randomly keyed `RandomState`).
+///
+/// ```
+/// use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+/// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, HasherIdentity};
+///
+/// /// SipHash-1-3 with zero keys (`std`'s algorithm may change between Rust
+/// /// releases: a real program would pin its own).
+/// #[derive(Clone, Default, PartialEq)]
+/// struct MyHasher(BuildHasherDefault<DefaultHasher>);
+///
+/// impl BuildHasher for MyHasher {
+///     type Hasher = DefaultHasher;
+///     fn build_hasher(&self) -> DefaultHasher {
+///         self.0.build_hasher()
+///     }
+/// }
+///
+/// impl HasherIdentity for MyHasher {
+///     const ID: u64 = 0x5349_5031_3300_0000; // any constant of your own
+///     fn seed(&self) -> u64 {
+///         0
+///     }
+/// }
+///
+/// let f = CuckooFilter::builder().capacity(100).hasher(MyHasher::default()).build()?;
+/// f.insert("apple")?;
+/// let bytes = f.to_bytes();
+///
+/// let g = CuckooFilter::from_bytes_with_hasher(&bytes, MyHasher::default())?;
+/// assert!(g.contains("apple"));
+/// // The default hasher is not the one the bytes name.
+/// assert!(matches!(
+///     CuckooFilter::from_bytes(&bytes),
+///     Err(DecodeError::HasherMismatch { .. })
+/// ));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait HasherIdentity {
+    /// Names the hash function (the algorithm and how items are fed to it).
+    /// The same id must mean the same function on every machine and in every
+    /// version of your program. 1 is [`DefaultHashBuilder`]'s; 0 and the
+    /// values below 2^16 are reserved for this crate.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{DefaultHashBuilder, HasherIdentity};
+    /// assert_eq!(DefaultHashBuilder::ID, 1);
+    /// ```
+    const ID: u64;
+
+    /// The parameter that, with [`ID`](Self::ID), fixes the function: its seed
+    /// or key (for a key longer than 64 bits, a digest of it). Decoding checks
+    /// it for equality only.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{DefaultHashBuilder, HasherIdentity};
+    /// assert_eq!(HasherIdentity::seed(&DefaultHashBuilder::with_seed(7)), 7);
+    /// ```
+    fn seed(&self) -> u64;
+}
+
+impl HasherIdentity for DefaultHashBuilder {
+    const ID: u64 = 1;
+
+    fn seed(&self) -> u64 {
+        DefaultHashBuilder::seed(self)
+    }
+}
+
+impl<S: HasherIdentity> CuckooFilter<S> {
+    /// The filter as bytes, in a versioned, little-endian, checksummed format
+    /// that [`from_bytes`](CuckooFilter::from_bytes) (or
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)) loads on any
+    /// platform. It records the fingerprint width, the bucket count, the
+    /// hasher's [identity](HasherIdentity), the item count and every slot; its
+    /// length is `60 + 8 · ceil(bucket_count · 4 · bits / 64)` bytes, about the
+    /// table's memory.
+    ///
+    /// Exact when no operation is in flight. While other threads modify the
+    /// filter, the bytes are still a valid filter, but a blend of its states
+    /// during the copy: an item inserted, removed or relocated meanwhile may be
+    /// in it or not, or (relocated) twice. The recorded item count is the
+    /// number of fingerprints copied.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    ///
+    /// let f = CuckooFilter::with_capacity(1000);
+    /// f.insert("apple")?;
+    /// let bytes = f.to_bytes();
+    /// assert_eq!(&bytes[..8], b"LFCUCKOO");
+    ///
+    /// let g = CuckooFilter::from_bytes(&bytes)?;
+    /// assert!(g.contains("apple") && !g.contains("pear"));
+    /// assert_eq!(g.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        dispatch!(&self.table, t => encode(t, S::ID, self.hasher.seed()))
+    }
+
+    /// Loads a filter saved by [`to_bytes`](Self::to_bytes) with `hasher`,
+    /// which must have the [identity](HasherIdentity) recorded in the bytes
+    /// (the same id and seed); [`DecodeError::HasherMismatch`] otherwise.
+    ///
+    /// Any byte string gives a filter or a [`DecodeError`] that says what is
+    /// wrong, never a panic; memory is allocated only once the input's length
+    /// is known to match its header, and is then about that length.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, DefaultHashBuilder};
+    ///
+    /// let seeded = DefaultHashBuilder::with_seed(42);
+    /// let f = CuckooFilter::builder().capacity(100).hasher(seeded).build()?;
+    /// f.insert(&7u32)?;
+    /// let bytes = f.to_bytes();
+    ///
+    /// let g = CuckooFilter::from_bytes_with_hasher(&bytes, seeded)?;
+    /// assert!(g.contains(&7u32));
+    /// let wrong = CuckooFilter::from_bytes_with_hasher(&bytes, DefaultHashBuilder::default());
+    /// assert!(matches!(wrong, Err(DecodeError::HasherMismatch { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, DecodeError> {
+        decode(bytes, |id, seed| {
+            if id == S::ID && seed == hasher.seed() {
+                Ok(hasher)
+            } else {
+                Err(DecodeError::HasherMismatch {
+                    expected_id: S::ID,
+                    expected_seed: hasher.seed(),
+                    found_id: id,
+                    found_seed: seed,
+                })
+            }
+        })
+    }
+}
+
+impl CuckooFilter<DefaultHashBuilder> {
+    /// Loads a filter saved by [`to_bytes`](Self::to_bytes) with the default
+    /// hasher, rebuilt with the seed recorded in the bytes. Bytes written with
+    /// another hasher are refused ([`DecodeError::HasherMismatch`]): load them
+    /// with [`from_bytes_with_hasher`](Self::from_bytes_with_hasher).
+    ///
+    /// Any byte string gives a filter or a [`DecodeError`] that says what is
+    /// wrong, never a panic; memory is allocated only once the input's length
+    /// is known to match its header, and is then about that length. The
+    /// restored filter answers every query as the saved one did.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError};
+    ///
+    /// let f = CuckooFilter::with_capacity(1000);
+    /// for i in 0..500u32 {
+    ///     f.insert(&i)?;
+    /// }
+    /// let g = CuckooFilter::from_bytes(&f.to_bytes())?;
+    /// assert!((0..500u32).all(|i| g.contains(&i)));
+    /// assert_eq!((g.len(), g.capacity()), (f.len(), f.capacity()));
+    ///
+    /// assert_eq!(CuckooFilter::from_bytes(b"").unwrap_err(), DecodeError::Truncated { expected: 60, actual: 0 });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+        decode(bytes, |id, seed| {
+            if id == DefaultHashBuilder::ID {
+                Ok(DefaultHashBuilder::with_seed(seed))
+            } else {
+                Err(DecodeError::HasherMismatch {
+                    expected_id: DefaultHashBuilder::ID,
+                    expected_seed: seed,
+                    found_id: id,
+                    found_seed: seed,
+                })
+            }
+        })
+    }
+}
+
+/// Lanes of `word` that hold a fingerprint.
+#[inline]
+fn occupied<W: Width>(word: u64) -> u64 {
+    u64::from(W::LANES - fingerprint::zero_lanes::<W>(word).count_ones())
+}
+
+fn encode<W: Width>(t: &Table<W>, hasher_id: u64, seed: u64) -> Vec<u8> {
+    let words = t.words();
+    let mut out = Vec::with_capacity(HEADER_LEN + 8 * words.len() + CHECKSUM_LEN);
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.push(W::BITS as u8);
+    out.push(SLOTS as u8);
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&hasher_id.to_le_bytes());
+    out.extend_from_slice(&seed.to_le_bytes());
+    out.extend_from_slice(&t.buckets().to_le_bytes());
+    let items_at = out.len();
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(&(words.len() as u64).to_le_bytes());
+    debug_assert_eq!(out.len(), HEADER_LEN);
+    // The count is taken from the words copied, so the bytes are consistent
+    // even when the table changes during the copy.
+    let mut items = 0;
+    for word in words {
+        items += occupied::<W>(word);
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    out[items_at..items_at + 8].copy_from_slice(&items.to_le_bytes());
+    let crc = crc32c::crc32c(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// The header of an input whose layout, length and checksum are right.
+struct Parsed<'a> {
+    bits: FingerprintBits,
+    hasher_id: u64,
+    seed: u64,
+    buckets: u64,
+    items: u64,
+    /// The table words' bytes.
+    body: &'a [u8],
+}
+
+fn u16_at(header: &[u8; HEADER_LEN], at: usize) -> u16 {
+    u16::from_le_bytes([header[at], header[at + 1]])
+}
+
+fn u32_at(header: &[u8; HEADER_LEN], at: usize) -> u32 {
+    let mut b = [0; 4];
+    b.copy_from_slice(&header[at..at + 4]);
+    u32::from_le_bytes(b)
+}
+
+fn u64_at(header: &[u8; HEADER_LEN], at: usize) -> u64 {
+    let mut b = [0; 8];
+    b.copy_from_slice(&header[at..at + 8]);
+    u64::from_le_bytes(b)
+}
+
+fn words_for(bits: FingerprintBits, buckets: u64) -> u64 {
+    match bits {
+        FingerprintBits::Bits8 => Table::<W8>::words_for(buckets),
+        FingerprintBits::Bits16 => Table::<W16>::words_for(buckets),
+        FingerprintBits::Bits32 => Table::<W32>::words_for(buckets),
+    }
+}
+
+/// Checks everything that does not need the table's contents.
+fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
+    let actual = bytes.len() as u64;
+    let prefix = bytes.len().min(MAGIC.len());
+    if bytes[..prefix] != MAGIC[..prefix] {
+        return Err(DecodeError::BadMagic);
+    }
+    let Some(header) = bytes.first_chunk::<HEADER_LEN>() else {
+        return Err(DecodeError::Truncated {
+            expected: (HEADER_LEN + CHECKSUM_LEN) as u64,
+            actual,
+        });
+    };
+    let version = u16_at(header, 8);
+    if version != VERSION {
+        return Err(DecodeError::UnsupportedVersion { version });
+    }
+    let bits = match header[10] {
+        8 => FingerprintBits::Bits8,
+        16 => FingerprintBits::Bits16,
+        32 => FingerprintBits::Bits32,
+        bits => return Err(DecodeError::UnknownFingerprintBits { bits }),
+    };
+    if u32::from(header[11]) != SLOTS {
+        return Err(DecodeError::UnsupportedBucketSize { slots: header[11] });
+    }
+    let buckets = u64_at(header, 32);
+    if !valid_bucket_count(buckets) {
+        return Err(DecodeError::InvalidBucketCount { buckets });
+    }
+    let words = u64_at(header, 48);
+    let expected_words = words_for(bits, buckets);
+    if words != expected_words {
+        return Err(DecodeError::WordCountMismatch {
+            expected: expected_words,
+            found: words,
+        });
+    }
+    // At most 2^33 words (2^32 buckets of 32-bit slots): no overflow.
+    let expected = (HEADER_LEN + CHECKSUM_LEN) as u64 + 8 * words;
+    if actual < expected {
+        return Err(DecodeError::Truncated { expected, actual });
+    }
+    if actual > expected {
+        return Err(DecodeError::TrailingBytes { expected, actual });
+    }
+    let (content, stored) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
+    let stored = u32::from_le_bytes([stored[0], stored[1], stored[2], stored[3]]);
+    let computed = crc32c::crc32c(content);
+    if stored != computed {
+        return Err(DecodeError::ChecksumMismatch { stored, computed });
+    }
+    let flags = u32_at(header, 12);
+    if flags != 0 {
+        return Err(DecodeError::UnsupportedFlags { flags });
+    }
+    Ok(Parsed {
+        bits,
+        hasher_id: u64_at(header, 16),
+        seed: u64_at(header, 24),
+        buckets,
+        items: u64_at(header, 40),
+        body: &content[HEADER_LEN..],
+    })
+}
+
+fn decode<S>(
+    bytes: &[u8],
+    hasher: impl FnOnce(u64, u64) -> Result<S, DecodeError>,
+) -> Result<CuckooFilter<S>, DecodeError> {
+    let parsed = parse(bytes)?;
+    let hasher = hasher(parsed.hasher_id, parsed.seed)?;
+    let table = match parsed.bits {
+        FingerprintBits::Bits8 => AnyTable::Bits8(decode_table(&parsed)?),
+        FingerprintBits::Bits16 => AnyTable::Bits16(decode_table(&parsed)?),
+        FingerprintBits::Bits32 => AnyTable::Bits32(decode_table(&parsed)?),
+    };
+    Ok(CuckooFilter { table, hasher })
+}
+
+fn word_at(chunk: &[u8]) -> u64 {
+    let mut b = [0; 8];
+    b.copy_from_slice(chunk);
+    u64::from_le_bytes(b)
+}
+
+/// Checks the table's contents, then allocates and fills it.
+fn decode_table<W: Width>(p: &Parsed<'_>) -> Result<Table<W>, DecodeError> {
+    let found: u64 = p
+        .body
+        .chunks_exact(8)
+        .map(|c| occupied::<W>(word_at(c)))
+        .sum();
+    if found != p.items {
+        return Err(DecodeError::ItemCountMismatch {
+            recorded: p.items,
+            found,
+        });
+    }
+    let failed = DecodeError::AllocationFailed {
+        bytes: Table::<W>::table_bytes_for(p.buckets),
+    };
+    let len = usize::try_from(found).map_err(|_| failed)?;
+    Table::from_words(p.buckets, p.body.chunks_exact(8).map(word_at), len).ok_or(failed)
+}
+
+#[cfg(feature = "serde")]
+mod serde_impl {
+    use super::HasherIdentity;
+    use crate::hasher::DefaultHashBuilder;
+    use crate::CuckooFilter;
+    use serde::de::{Deserialize, Deserializer, Error, SeqAccess, Visitor};
+    use serde::{Serialize, Serializer};
+    use std::fmt;
+
+    /// Serializes the filter as one byte string, [`to_bytes`](CuckooFilter::to_bytes).
+    impl<S: HasherIdentity> Serialize for CuckooFilter<S> {
+        fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
+            serializer.serialize_bytes(&self.to_bytes())
+        }
+    }
+
+    /// Deserializes a byte string (or a sequence of bytes, for formats without
+    /// byte strings) with [`from_bytes`](CuckooFilter::from_bytes).
+    impl<'de> Deserialize<'de> for CuckooFilter<DefaultHashBuilder> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_bytes(BytesVisitor)
+        }
+    }
+
+    struct BytesVisitor;
+
+    impl<'de> Visitor<'de> for BytesVisitor {
+        type Value = CuckooFilter<DefaultHashBuilder>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("the bytes of a cuckoo filter")
+        }
+
+        fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<Self::Value, E> {
+            CuckooFilter::from_bytes(v).map_err(E::custom)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            // The hint is the input's claim: trust it only so far.
+            let mut bytes = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
+            while let Some(b) = seq.next_element::<u8>()? {
+                bytes.push(b);
+            }
+            self.visit_bytes(&bytes)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_laid_out_in_order() {
+        // The format promises slot k of bucket b at byte offset
+        // 56 + (4b + k) · bits / 8, whatever the in-memory word layout.
+        for bits in FingerprintBits::ALL {
+            let f = CuckooFilter::__with_buckets(4, bits, DefaultHashBuilder::default()).unwrap();
+            let fp = 0x5a; // fits every width
+            f.insert_hash(f.__hash_for(2, fp)).unwrap();
+            let bytes = f.to_bytes();
+            let (b, _, _) = f.__position(f.__hash_for(2, fp));
+            let slot_bytes = (bits.bits() / 8) as usize;
+            let at = HEADER_LEN + (4 * b as usize) * slot_bytes;
+            assert_eq!(bytes[at], 0x5a, "{bits:?}");
+            let nonzero = bytes[HEADER_LEN..bytes.len() - 4]
+                .iter()
+                .filter(|&&x| x != 0)
+                .count();
+            assert_eq!(nonzero, 1);
+        }
+    }
+}

@@ -1,0 +1,584 @@
+//! The byte format and merging: round trips answer exactly as the original,
+//! every damaged input is refused without a panic, merges are multiset sums.
+
+use std::collections::BTreeMap;
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+
+use lockfree_cuckoo_filter::{
+    CuckooFilter, DecodeError, DefaultHashBuilder, FingerprintBits, HasherIdentity, MergeError,
+};
+use proptest::prelude::*;
+
+const HEADER: usize = 56;
+
+fn bits() -> impl Strategy<Value = FingerprintBits> {
+    prop_oneof![
+        Just(FingerprintBits::Bits8),
+        Just(FingerprintBits::Bits16),
+        Just(FingerprintBits::Bits32),
+    ]
+}
+
+fn filter(bits: FingerprintBits, capacity: usize) -> CuckooFilter {
+    CuckooFilter::builder()
+        .capacity(capacity)
+        .fingerprint_bits(bits)
+        .build()
+        .unwrap()
+}
+
+/// A filter of `bits` with some items in it.
+fn small(bits: FingerprintBits, buckets: u64, items: u64) -> CuckooFilter {
+    let f = CuckooFilter::__with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+    for i in 0..items {
+        f.insert(&i).unwrap();
+    }
+    f
+}
+
+/// Rewrites the checksum so that the content is what gets checked.
+fn fix_crc(bytes: &mut [u8]) {
+    let n = bytes.len() - 4;
+    let crc = crc32c::crc32c(&bytes[..n]);
+    bytes[n..].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Decodes; an accepted input must be canonical (re-encodes to itself).
+fn decode(bytes: &[u8]) -> Result<CuckooFilter, DecodeError> {
+    let r = CuckooFilter::from_bytes(bytes);
+    if let Ok(f) = &r {
+        assert_eq!(f.to_bytes(), bytes, "accepted a non-canonical encoding");
+    }
+    r
+}
+
+/// Asserts that `g` answers every query exactly as `f` does.
+fn assert_same(f: &CuckooFilter, g: &CuckooFilter, probes: u64) {
+    assert_eq!(g.len(), f.len());
+    assert_eq!(g.capacity(), f.capacity());
+    assert_eq!(g.bucket_count(), f.bucket_count());
+    assert_eq!(g.fingerprint_bits(), f.fingerprint_bits());
+    assert_eq!(g.hasher(), f.hasher());
+    assert_eq!(g.__fingerprints(), f.__fingerprints());
+    for k in 0..probes {
+        assert_eq!(g.contains(&k), f.contains(&k), "key {k}");
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(u16),
+    Remove(u16),
+}
+
+fn ops() -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(
+        prop_oneof![
+            3 => any::<u16>().prop_map(|k| Op::Insert(k % 2048)),
+            1 => any::<u16>().prop_map(|k| Op::Remove(k % 2048)),
+        ],
+        0..600,
+    )
+}
+
+fn apply(f: &CuckooFilter, ops: &[Op]) {
+    for op in ops {
+        match *op {
+            Op::Insert(k) => {
+                let _ = f.insert(&k);
+            }
+            Op::Remove(k) => {
+                f.remove(&k);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn restored_filter_answers_exactly_as_the_original(
+        bits in bits(), capacity in 0usize..1500, ops in ops(), seed in any::<u64>(),
+    ) {
+        let f = CuckooFilter::builder()
+            .capacity(capacity)
+            .fingerprint_bits(bits)
+            .hasher(DefaultHashBuilder::with_seed(seed))
+            .build()
+            .unwrap();
+        apply(&f, &ops);
+        let bytes = f.to_bytes();
+        let g = decode(&bytes).unwrap();
+        assert_same(&f, &g, 4096);
+        // The restored filter goes on working like the original.
+        for k in 5000..5050u32 {
+            prop_assert_eq!(f.insert(&k).is_ok(), g.insert(&k).is_ok());
+        }
+        prop_assert!(f.remove(&5000u32) == g.remove(&5000u32));
+        assert_same(&f, &g, 6000);
+    }
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        let _ = decode(&bytes);
+        let mut with_magic = b"LFCUCKOO".to_vec();
+        with_magic.extend_from_slice(&bytes);
+        let _ = decode(&with_magic);
+    }
+
+    #[test]
+    fn valid_header_and_garbage_never_panics(
+        bits in bits(),
+        buckets in (1u64..40).prop_map(|b| 2 * b),
+        garbage in prop::collection::vec(any::<u8>(), 0..2500),
+        fix_checksum in any::<bool>(),
+        fix_count in any::<bool>(),
+    ) {
+        let mut bytes = small(bits, buckets, 0).to_bytes();
+        let body = HEADER..bytes.len() - 4;
+        let n = garbage.len().min(body.len());
+        bytes[body.start..body.start + n].copy_from_slice(&garbage[..n]);
+        if fix_count {
+            let lanes = 64 / bits.bits() as usize;
+            let w = bits.bits() as usize / 8;
+            let count = bytes[body.clone()]
+                .chunks(w)
+                .filter(|slot| slot.iter().any(|&b| b != 0))
+                .count();
+            prop_assert_eq!((body.len() / 8) * lanes, buckets as usize * 4);
+            bytes[40..48].copy_from_slice(&(count as u64).to_le_bytes());
+        }
+        if fix_checksum {
+            fix_crc(&mut bytes);
+        }
+        let changed = bytes != small(bits, buckets, 0).to_bytes();
+        match decode(&bytes) {
+            Ok(f) => {
+                prop_assert!(fix_checksum || !changed, "damage passed the checksum");
+                // Any slot contents are a valid table: use it.
+                for k in 0..100u32 {
+                    if f.insert(&k).is_ok() {
+                        prop_assert!(f.contains(&k));
+                    }
+                }
+                for k in 0..100u32 {
+                    f.remove(&k);
+                }
+            }
+            Err(e) => prop_assert!(
+                !(fix_checksum && fix_count),
+                "a consistent table was refused: {}", e
+            ),
+        }
+    }
+
+    #[test]
+    fn any_single_damaged_byte_is_refused(
+        bits in bits(), items in 0u64..20, at in any::<prop::sample::Index>(), xor in 1u8..,
+    ) {
+        let mut bytes = small(bits, 8, items).to_bytes();
+        let i = at.index(bytes.len());
+        bytes[i] ^= xor;
+        prop_assert!(decode(&bytes).is_err());
+    }
+
+    #[test]
+    fn merge_is_a_multiset_sum(
+        bits in bits(), capacity in 1usize..800,
+        a_keys in prop::collection::vec(0u32..3000, 0..300),
+        b_keys in prop::collection::vec(0u32..3000, 0..300),
+    ) {
+        let a = filter(bits, capacity * 2);
+        let b = filter(bits, capacity * 2);
+        let a_in: Vec<u32> = a_keys.into_iter().filter(|k| a.insert(k).is_ok()).collect();
+        let b_in: Vec<u32> = b_keys.into_iter().filter(|k| b.insert(k).is_ok()).collect();
+        let before = multiset(&a);
+        let a_copy = CuckooFilter::from_bytes(&a.to_bytes()).unwrap();
+        match a.merge(&b) {
+            Ok(()) => {
+                let mut sum = before.clone();
+                for (k, n) in multiset(&b) {
+                    *sum.entry(k).or_insert(0) += n;
+                }
+                prop_assert_eq!(multiset(&a), sum);
+                prop_assert_eq!(a.len(), a_in.len() + b_in.len());
+                for k in 0..4000u32 {
+                    prop_assert_eq!(a.contains(&k), a_copy.contains(&k) || b.contains(&k));
+                }
+                for k in a_in.iter().chain(&b_in) {
+                    prop_assert!(a.remove(k));
+                }
+                prop_assert!(a.is_empty());
+            }
+            Err(MergeError::Full { merged, total }) => {
+                prop_assert_eq!(total, b.len());
+                prop_assert_eq!(a.len(), a_in.len() + merged);
+                let after = multiset(&a);
+                for (k, n) in before {
+                    prop_assert!(after.get(&k).copied().unwrap_or(0) >= n, "lost an item");
+                }
+            }
+            Err(e) => prop_assert!(false, "{}", e),
+        }
+    }
+}
+
+/// The table's contents as a multiset of (bucket pair, fingerprint).
+fn multiset(f: &CuckooFilter) -> BTreeMap<(u64, u64, u32), usize> {
+    let mut m = BTreeMap::new();
+    for (bucket, fp) in f.__fingerprints() {
+        let (_, alt, _) = f.__position(f.__hash_for(bucket, fp));
+        *m.entry((bucket.min(alt), bucket.max(alt), fp)).or_insert(0) += 1;
+    }
+    m
+}
+
+#[test]
+fn every_truncation_and_extension_is_refused() {
+    for bits in FingerprintBits::ALL {
+        let bytes = small(bits, 6, 10).to_bytes();
+        for n in 0..bytes.len() {
+            let err = decode(&bytes[..n]).unwrap_err();
+            assert!(
+                matches!(err, DecodeError::Truncated { .. }),
+                "{bits:?} {n}: {err}"
+            );
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(matches!(
+            decode(&longer),
+            Err(DecodeError::TrailingBytes { .. })
+        ));
+        assert!(decode(&bytes).is_ok());
+    }
+}
+
+#[test]
+fn every_single_byte_error_is_refused() {
+    // CRC-32C detects every error burst of up to 32 bits: exhaustively, every
+    // value of every byte of a small filter.
+    for bits in FingerprintBits::ALL {
+        let bytes = small(bits, 2, 5).to_bytes();
+        for i in 0..bytes.len() {
+            for x in 1..=255u8 {
+                let mut damaged = bytes.clone();
+                damaged[i] ^= x;
+                assert!(
+                    decode(&damaged).is_err(),
+                    "{bits:?}: byte {i} ^ {x:#x} accepted"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn encoding_is_pinned() {
+    // Byte-for-byte what docs/FORMAT.md describes.
+    let f = small(FingerprintBits::Bits16, 2, 0);
+    f.insert_hash(f.__hash_for(1, 0xbeef)).unwrap();
+    let bytes = f.to_bytes();
+    let mut expected = Vec::new();
+    expected.extend_from_slice(b"LFCUCKOO");
+    expected.extend_from_slice(&[1, 0, 16, 4, 0, 0, 0, 0]);
+    expected.extend_from_slice(&1u64.to_le_bytes()); // hasher id
+    expected.extend_from_slice(&lockfree_cuckoo_filter::DEFAULT_SEED.to_le_bytes());
+    expected.extend_from_slice(&2u64.to_le_bytes()); // buckets
+    expected.extend_from_slice(&1u64.to_le_bytes()); // items
+    expected.extend_from_slice(&2u64.to_le_bytes()); // words
+    expected.extend_from_slice(&[0; 8]); // bucket 0
+    expected.extend_from_slice(&[0xef, 0xbe, 0, 0, 0, 0, 0, 0]); // bucket 1
+    let crc = crc32c::crc32c(&expected);
+    expected.extend_from_slice(&crc.to_le_bytes());
+    assert_eq!(bytes, expected);
+    assert_eq!(
+        crc32c::crc32c(b"123456789"),
+        0xe306_9283,
+        "CRC-32C check value"
+    );
+}
+
+/// Sets a little-endian field of a valid encoding and fixes the checksum.
+fn with_field(bytes: &[u8], at: usize, value: &[u8]) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    b[at..at + value.len()].copy_from_slice(value);
+    fix_crc(&mut b);
+    b
+}
+
+#[test]
+fn each_error_names_what_is_wrong() {
+    let f = small(FingerprintBits::Bits16, 4, 3);
+    let bytes = f.to_bytes();
+    let e = |b: &[u8]| decode(b).unwrap_err();
+
+    assert_eq!(
+        e(b""),
+        DecodeError::Truncated {
+            expected: 60,
+            actual: 0
+        }
+    );
+    assert_eq!(
+        e(b"LFCU"),
+        DecodeError::Truncated {
+            expected: 60,
+            actual: 4
+        }
+    );
+    assert_eq!(e(b"LFCX"), DecodeError::BadMagic);
+    assert_eq!(e(&with_field(&bytes, 0, b"X")), DecodeError::BadMagic);
+    assert_eq!(
+        e(&with_field(&bytes, 8, &[2, 0])),
+        DecodeError::UnsupportedVersion { version: 2 }
+    );
+    assert_eq!(
+        e(&with_field(&bytes, 10, &[12])),
+        DecodeError::UnknownFingerprintBits { bits: 12 }
+    );
+    assert_eq!(
+        e(&with_field(&bytes, 11, &[8])),
+        DecodeError::UnsupportedBucketSize { slots: 8 }
+    );
+    assert_eq!(
+        e(&with_field(&bytes, 12, &[1])),
+        DecodeError::UnsupportedFlags { flags: 1 }
+    );
+    for buckets in [0u64, 3, (1 << 32) + 2, u64::MAX] {
+        assert_eq!(
+            e(&with_field(&bytes, 32, &buckets.to_le_bytes())),
+            DecodeError::InvalidBucketCount { buckets }
+        );
+    }
+    assert_eq!(
+        e(&with_field(&bytes, 32, &6u64.to_le_bytes())),
+        DecodeError::WordCountMismatch {
+            expected: 6,
+            found: 4
+        }
+    );
+    assert_eq!(
+        e(&with_field(&bytes, 40, &4u64.to_le_bytes())),
+        DecodeError::ItemCountMismatch {
+            recorded: 4,
+            found: 3
+        }
+    );
+    let mut flipped = bytes.clone();
+    flipped[HEADER] ^= 0x10;
+    assert!(matches!(e(&flipped), DecodeError::ChecksumMismatch { .. }));
+    assert!(matches!(
+        e(&with_field(&bytes, 16, &[9])),
+        DecodeError::HasherMismatch {
+            found_id: 9,
+            expected_id: 1,
+            ..
+        }
+    ));
+    for err in [e(b""), e(&flipped), e(&with_field(&bytes, 16, &[9]))] {
+        let _: &dyn std::error::Error = &err;
+        assert!(!err.to_string().is_empty());
+    }
+}
+
+#[test]
+fn huge_claims_are_refused_before_allocating() {
+    // 2^32 buckets of 32-bit slots claim 128 GiB: refused from the length.
+    let f = small(FingerprintBits::Bits32, 2, 0);
+    let mut b = f.to_bytes();
+    b[32..40].copy_from_slice(&(1u64 << 32).to_le_bytes());
+    b[48..56].copy_from_slice(&(1u64 << 33).to_le_bytes());
+    assert_eq!(
+        decode(&b).unwrap_err(),
+        DecodeError::Truncated {
+            expected: 60 + (1 << 36),
+            actual: b.len() as u64
+        }
+    );
+}
+
+#[test]
+fn the_seed_and_the_hasher_travel_with_the_bytes() {
+    let seeded = DefaultHashBuilder::with_seed(99);
+    let f = CuckooFilter::builder()
+        .capacity(100)
+        .hasher(seeded)
+        .build()
+        .unwrap();
+    f.insert("x").unwrap();
+    let bytes = f.to_bytes();
+    let g = CuckooFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(*g.hasher(), seeded);
+    assert!(g.contains("x"));
+    assert!(CuckooFilter::from_bytes_with_hasher(&bytes, seeded).is_ok());
+    assert_eq!(
+        CuckooFilter::from_bytes_with_hasher(&bytes, DefaultHashBuilder::with_seed(98))
+            .unwrap_err(),
+        DecodeError::HasherMismatch {
+            expected_id: 1,
+            expected_seed: 98,
+            found_id: 1,
+            found_seed: 99
+        }
+    );
+}
+
+#[derive(Clone, Default, PartialEq)]
+struct Custom(BuildHasherDefault<DefaultHasher>);
+
+impl BuildHasher for Custom {
+    type Hasher = DefaultHasher;
+    fn build_hasher(&self) -> DefaultHasher {
+        self.0.build_hasher()
+    }
+}
+
+impl HasherIdentity for Custom {
+    const ID: u64 = 0xc057_0000;
+    fn seed(&self) -> u64 {
+        7
+    }
+}
+
+#[test]
+fn custom_hashers_round_trip_and_merge() {
+    let f = CuckooFilter::builder()
+        .capacity(500)
+        .hasher(Custom::default())
+        .build()
+        .unwrap();
+    let g = CuckooFilter::builder()
+        .capacity(500)
+        .hasher(Custom::default())
+        .build()
+        .unwrap();
+    for i in 0..200u32 {
+        f.insert(&i).unwrap();
+        g.insert(&(i + 200)).unwrap();
+    }
+    let g = CuckooFilter::from_bytes_with_hasher(&g.to_bytes(), Custom::default()).unwrap();
+    f.merge(&g).unwrap();
+    assert!((0..400u32).all(|i| f.contains(&i)));
+    assert_eq!(f.len(), 400);
+    assert!(matches!(
+        CuckooFilter::from_bytes(&f.to_bytes()),
+        Err(DecodeError::HasherMismatch {
+            found_id: 0xc057_0000,
+            found_seed: 7,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn merge_refuses_filters_that_place_items_differently() {
+    let f = filter(FingerprintBits::Bits16, 1000);
+    let narrow = filter(FingerprintBits::Bits8, 1000);
+    let smaller = filter(FingerprintBits::Bits16, 500);
+    let reseeded = CuckooFilter::builder()
+        .capacity(1000)
+        .hasher(DefaultHashBuilder::with_seed(1))
+        .build()
+        .unwrap();
+    for other in [&narrow, &smaller, &reseeded] {
+        other.insert("x").unwrap();
+    }
+    assert_eq!(
+        f.merge(&narrow),
+        Err(MergeError::FingerprintBitsMismatch {
+            ours: FingerprintBits::Bits16,
+            theirs: FingerprintBits::Bits8
+        })
+    );
+    assert!(matches!(
+        f.merge(&smaller),
+        Err(MergeError::BucketCountMismatch { .. })
+    ));
+    assert_eq!(f.merge(&reseeded), Err(MergeError::HasherMismatch));
+    assert!(f.is_empty(), "a refused merge merged something");
+}
+
+#[test]
+fn filters_built_on_separate_machines_merge_through_bytes() {
+    // Each "machine" fills its own filter and ships the bytes.
+    let shipped: Vec<Vec<u8>> = (0..4u64)
+        .map(|m| {
+            let f = filter(FingerprintBits::Bits16, 10_000);
+            for i in 0..2000 {
+                f.insert(&(m, i)).unwrap();
+            }
+            f.to_bytes()
+        })
+        .collect();
+    let all = CuckooFilter::from_bytes(&shipped[0]).unwrap();
+    for bytes in &shipped[1..] {
+        all.merge(&CuckooFilter::from_bytes(bytes).unwrap())
+            .unwrap();
+    }
+    assert_eq!(all.len(), 8000);
+    assert!((0..4u64).all(|m| (0..2000).all(|i| all.contains(&(m, i)))));
+    let fp = (0..100_000u64)
+        .filter(|i| all.contains(&(9u64, *i)))
+        .count();
+    assert!(fp < 100, "{fp} false positives in 100000");
+}
+
+#[test]
+fn self_merge_terminates_and_keeps_everything() {
+    let f = filter(FingerprintBits::Bits8, 1000);
+    for i in 0..300u32 {
+        f.insert(&i).unwrap();
+    }
+    f.merge(&f).unwrap();
+    assert_eq!(f.len(), 600);
+    match f.merge(&f) {
+        Err(MergeError::Full { merged, total: 600 }) => assert_eq!(f.len(), 600 + merged),
+        other => panic!("{other:?}"),
+    }
+    assert!((0..300u32).all(|i| f.contains(&i)));
+    // Each item is held at least twice now.
+    for i in 0..300u32 {
+        assert!(f.remove(&i) && f.remove(&i));
+    }
+}
+
+#[test]
+fn merge_while_others_insert() {
+    let f = filter(FingerprintBits::Bits16, 20_000);
+    let other = filter(FingerprintBits::Bits16, 20_000);
+    for i in 0..5000u32 {
+        other.insert(&(1, i)).unwrap();
+    }
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for i in 0..5000u32 {
+                f.insert(&(0, i)).unwrap();
+            }
+        });
+        s.spawn(|| f.merge(&other).unwrap());
+    });
+    assert_eq!(f.len(), 10_000);
+    assert!((0..5000u32).all(|i| f.contains(&(0, i)) && f.contains(&(1, i))));
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn serde_round_trips_as_the_byte_string() {
+    use serde::de::value::{BytesDeserializer, Error};
+    use serde::Deserialize;
+
+    let f = small(FingerprintBits::Bits8, 10, 20);
+    let json = serde_json::to_string(&f).unwrap();
+    assert_eq!(json, serde_json::to_string(&f.to_bytes()).unwrap());
+    let g: CuckooFilter = serde_json::from_str(&json).unwrap();
+    assert_same(&f, &g, 1000);
+
+    let bytes = f.to_bytes();
+    let g = CuckooFilter::deserialize(BytesDeserializer::<Error>::new(&bytes)).unwrap();
+    assert_same(&f, &g, 1000);
+    let err = CuckooFilter::deserialize(BytesDeserializer::<Error>::new(&bytes[1..])).unwrap_err();
+    assert!(err.to_string().contains("magic"), "{err}");
+    assert!(serde_json::from_str::<CuckooFilter>("[1, 2, 3]").is_err());
+}
