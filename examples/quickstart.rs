@@ -13,7 +13,9 @@ use lockfree_cuckoo_filter::CuckooFilter;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let items: u64 = match std::env::args().nth(1) {
-        Some(arg) => arg.parse().map_err(|e| format!("items must be a number: {e}"))?,
+        Some(arg) => arg
+            .parse()
+            .map_err(|e| format!("items must be a number: {e}"))?,
         None => 10_000_000,
     };
     let threads = thread::available_parallelism().map_or(2, |n| n.get()) as u64;
@@ -71,7 +73,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     });
     println!("contains (absent):  {:6.1} M ops/s", rate(probes, start));
-    let measured = false_positives.load(std::sync::atomic::Ordering::Relaxed) as f64 / probes as f64;
+    let measured =
+        false_positives.load(std::sync::atomic::Ordering::Relaxed) as f64 / probes as f64;
 
     // Batched lookups overlap their cache misses.
     let keys: Vec<u64> = (0..items.min(4_000_000)).collect();
@@ -79,7 +82,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     filter.contains_batch(&keys, &mut out);
     assert!(out.iter().all(|&hit| hit));
-    println!("contains_batch (1 thread): {:6.1} M ops/s", rate(keys.len() as u64, start));
+    println!(
+        "contains_batch (1 thread): {:6.1} M ops/s",
+        rate(keys.len() as u64, start)
+    );
 
     println!(
         "load factor {:.3}; false-positive rate {:.4} % (bound {:.4} %); {:.2} bits per item",

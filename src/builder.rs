@@ -162,9 +162,11 @@ impl<S> Builder<S> {
     }
 
     /// The hasher items are hashed with. The default,
-    /// [`DefaultHashBuilder`], gives the same hash on every platform; a
-    /// randomly seeded hasher (like `std`'s `RandomState`) makes a filter whose
-    /// bytes cannot be read elsewhere.
+    /// [`DefaultHashBuilder`], gives the same hash on every platform. Any
+    /// [`BuildHasher`] works for a filter that lives in one process; to save it
+    /// with [`to_bytes`](CuckooFilter::to_bytes) the hasher must also name
+    /// itself through [`HasherIdentity`](crate::HasherIdentity), which a
+    /// randomly keyed hasher such as `std`'s `RandomState` cannot.
     ///
     /// ```
     /// use std::collections::hash_map::RandomState;

@@ -48,3 +48,55 @@ fn fills_past_95_percent_with_expected_false_positive_rate() {
         );
     }
 }
+
+#[test]
+fn fills_past_95_percent_at_2_pow_24_buckets() {
+    // 64 M slots, a 128 MiB table: the top of the range the crate promises.
+    let (load, fpr, f) = fill(1 << 24, FingerprintBits::Bits16);
+    let bound = f.fingerprint_bits().false_positive_rate(load);
+    eprintln!("2^24 buckets: load {load:.4}, fpr {fpr:.3e}, bound {bound:.3e}");
+    assert!(load >= 0.95, "first failure at load {load}");
+    assert!(
+        (fpr - bound).abs() <= 0.3 * bound,
+        "fpr {fpr} vs bound {bound}"
+    );
+}
+
+#[test]
+fn other_widths_fill_and_keep_their_rates() {
+    for bits in [FingerprintBits::Bits8, FingerprintBits::Bits32] {
+        let (load, fpr, f) = fill(1 << 16, bits);
+        let bound = f.fingerprint_bits().false_positive_rate(load);
+        eprintln!("{bits:?}: load {load:.4}, fpr {fpr:.3e}, bound {bound:.3e}");
+        assert!(load >= 0.95, "{bits:?}: first failure at load {load}");
+        if bits == FingerprintBits::Bits8 {
+            assert!(
+                (fpr - bound).abs() <= 0.3 * bound,
+                "{bits:?}: fpr {fpr} vs bound {bound}"
+            );
+        } else {
+            // 2 in 10^9: two million probes should find none.
+            assert!(fpr < 1e-6, "{bits:?}: fpr {fpr}");
+        }
+    }
+}
+
+#[test]
+fn with_capacity_accepts_n_distinct_items_within_10_percent_of_ideal_memory() {
+    for n in [0usize, 1, 2, 3, 10, 100, 1_000, 12_345, 1_000_000] {
+        let f = CuckooFilter::with_capacity(n);
+        for i in 0..n as u64 {
+            f.insert(&i)
+                .unwrap_or_else(|e| panic!("with_capacity({n}): item {i}: {e}"));
+        }
+        assert_eq!(f.len(), n);
+        if n >= 100_000 {
+            let ideal_bytes = n as f64 / 0.95 * 2.0;
+            let ratio = f.memory_usage() as f64 / ideal_bytes;
+            assert!(
+                ratio < 1.10,
+                "with_capacity({n}): {ratio:.3} of ideal memory"
+            );
+        }
+    }
+}
