@@ -5,10 +5,13 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod builder;
+#[cfg(feature = "rayon")]
+mod bulk;
 mod count;
 mod error;
 pub(crate) mod filter;
 mod fingerprint;
+mod growable;
 mod hasher;
 mod memory;
 mod path;
@@ -17,8 +20,11 @@ mod sync;
 mod table;
 
 pub use builder::{Builder, FingerprintBits};
-pub use error::{BuildError, InsertError};
+#[cfg(feature = "rayon")]
+pub use error::BulkInsertError;
+pub use error::{BuildError, GrowError, InsertError};
 #[doc(hidden)]
 pub use filter::__buckets_for;
 pub use filter::CuckooFilter;
+pub use growable::{GrowableBuilder, GrowableCuckooFilter};
 pub use hasher::{DefaultHashBuilder, StableHasher, DEFAULT_SEED};
