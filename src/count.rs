@@ -44,6 +44,13 @@ impl ItemCount {
         self.shard(key).fetch_sub(1, Ordering::Relaxed);
     }
 
+    /// Counts `n` items in at once.
+    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn add(&self, key: u64, n: usize) {
+        self.shard(key).fetch_add(n as isize, Ordering::Relaxed);
+    }
+
     /// The count. Shards may be negative on their own (a remove counted before
     /// the insert it undoes is seen); the sum is clamped at zero mid-flight.
     pub(crate) fn get(&self) -> usize {

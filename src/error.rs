@@ -343,3 +343,171 @@ impl fmt::Display for MergeError {
 }
 
 impl std::error::Error for MergeError {}
+
+/// Why [`GrowableCuckooFilter::insert`](crate::GrowableCuckooFilter::insert)
+/// did not insert. Lack of room is never the reason: a full table makes the
+/// filter grow. A failed insert changes nothing.
+///
+/// ```
+/// use lockfree_cuckoo_filter::{GrowError, GrowableCuckooFilter};
+///
+/// let f = GrowableCuckooFilter::with_capacity(100_000);
+/// // A table holds at most 8 copies of one item (its two buckets of four);
+/// // more copies do not make a large, mostly empty filter double its memory.
+/// let err = (0..9).map(|_| f.insert("same")).find_map(Result::err).unwrap();
+/// assert_eq!(err, GrowError::TooManyCopies);
+/// assert_eq!(f.len(), 8);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum GrowError {
+    /// The item's two buckets are full in every table while the newest table
+    /// is less than half full: the same item (or items with the same hash) was
+    /// inserted too many times. Each table holds at most 8 copies of one item;
+    /// growing for lack of room in one bucket pair would double the memory of
+    /// a mostly empty filter, so the filter does not.
+    TooManyCopies,
+    /// Another table would take the sum of the tables' false-positive bounds
+    /// over the rate the filter was built for: even 32-bit fingerprints are too
+    /// short for the budget left. Build with a higher rate or a larger initial
+    /// capacity (fewer tables).
+    RateExhausted {
+        /// The false-positive rate the filter was built for.
+        rate: f64,
+        /// The tables in the chain.
+        tables: usize,
+    },
+    /// The newest table already has the largest bucket count a table can
+    /// address (2^32, about 16·10^9 items).
+    CapacityExhausted,
+    /// The allocator could not provide the next table's memory.
+    AllocationFailed {
+        /// The size of the table that could not be allocated.
+        bytes: u64,
+    },
+}
+
+impl fmt::Display for GrowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            GrowError::TooManyCopies => f.write_str(
+                "the item's buckets are full of copies in every table and the newest table is less than half full",
+            ),
+            GrowError::RateExhausted { rate, tables } => write!(
+                f,
+                "a table after the {tables} in the chain would take the false-positive bound over {rate}"
+            ),
+            GrowError::CapacityExhausted => {
+                f.write_str("the newest table already has 2^32 buckets, the most a table can address")
+            }
+            GrowError::AllocationFailed { bytes } => {
+                write!(f, "could not allocate {bytes} bytes for the next table")
+            }
+        }
+    }
+}
+
+impl std::error::Error for GrowError {}
+
+/// The items that [`par_insert_all`](crate::CuckooFilter::par_insert_all) could
+/// not insert because the filter was full, given back, and the number it did
+/// insert. Nothing is lost: every item was either inserted or is in
+/// [`failed`](Self::failed).
+///
+/// ```
+/// use lockfree_cuckoo_filter::CuckooFilter;
+///
+/// let f = CuckooFilter::with_capacity(1000);
+/// let err = f.par_insert_all(0..5000u64).unwrap_err();
+/// assert_eq!(err.inserted() + err.failed().len(), 5000);
+/// assert_eq!(f.len(), err.inserted());
+/// assert!(err.failed().iter().all(|i| (0..5000).contains(i)));
+/// ```
+#[cfg(feature = "rayon")]
+pub struct BulkInsertError<T> {
+    pub(crate) inserted: usize,
+    pub(crate) failed: Vec<T>,
+}
+
+#[cfg(feature = "rayon")]
+impl<T> BulkInsertError<T> {
+    /// How many items were inserted.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(10);
+    /// let err = f.par_insert_all(0..100u32).unwrap_err();
+    /// assert_eq!(err.inserted(), f.len());
+    /// ```
+    pub fn inserted(&self) -> usize {
+        self.inserted
+    }
+
+    /// The items that did not fit, in no particular order.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(10);
+    /// let err = f.par_insert_all(0..100u32).unwrap_err();
+    /// assert_eq!(err.failed().len(), 100 - err.inserted());
+    /// ```
+    pub fn failed(&self) -> &[T] {
+        &self.failed
+    }
+
+    /// The items that did not fit, to insert elsewhere (for example into a
+    /// second filter).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let small = CuckooFilter::with_capacity(10);
+    /// let big = CuckooFilter::with_capacity(1000);
+    /// let rest = small.par_insert_all(0..100u32).unwrap_err().into_failed();
+    /// assert_eq!(big.par_insert_all(rest.clone()), Ok(rest.len()));
+    /// assert!((0..100u32).all(|i| small.contains(&i) || big.contains(&i)));
+    /// ```
+    pub fn into_failed(self) -> Vec<T> {
+        self.failed
+    }
+}
+
+/// Shows the counts, not the items, so that it needs no `T: Debug` (like
+/// `std::sync::mpsc::SendError`).
+#[cfg(feature = "rayon")]
+impl<T> fmt::Debug for BulkInsertError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BulkInsertError")
+            .field("inserted", &self.inserted)
+            .field("failed", &self.failed.len())
+            .finish()
+    }
+}
+
+#[cfg(feature = "rayon")]
+impl<T> fmt::Display for BulkInsertError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cuckoo filter is full: {} items inserted, {} did not fit",
+            self.inserted,
+            self.failed.len()
+        )
+    }
+}
+
+#[cfg(feature = "rayon")]
+impl<T> std::error::Error for BulkInsertError<T> {}
+
+/// Equal when the counts and the failed items (in order) are equal.
+///
+/// ```
+/// use lockfree_cuckoo_filter::CuckooFilter;
+/// let f = CuckooFilter::with_capacity(100);
+/// assert_eq!(f.par_insert_all(vec![1, 2, 3]), Ok(3));
+/// ```
+#[cfg(feature = "rayon")]
+impl<T: PartialEq> PartialEq for BulkInsertError<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.inserted == other.inserted && self.failed == other.failed
+    }
+}

@@ -101,11 +101,14 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod builder;
+#[cfg(feature = "rayon")]
+mod bulk;
 mod count;
 mod error;
 pub(crate) mod filter;
 mod fingerprint;
 mod format;
+mod growable;
 mod hasher;
 mod memory;
 mod merge;
@@ -115,9 +118,12 @@ mod sync;
 mod table;
 
 pub use builder::{Builder, FingerprintBits};
-pub use error::{BuildError, DecodeError, InsertError, MergeError};
+#[cfg(feature = "rayon")]
+pub use error::BulkInsertError;
+pub use error::{BuildError, DecodeError, GrowError, InsertError, MergeError};
 #[doc(hidden)]
 pub use filter::__buckets_for;
 pub use filter::CuckooFilter;
 pub use format::HasherIdentity;
+pub use growable::{GrowableBuilder, GrowableCuckooFilter};
 pub use hasher::{DefaultHashBuilder, StableHasher, DEFAULT_SEED};

@@ -10,6 +10,10 @@ pub(crate) use loom::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
 
+/// Epoch-protected publication (the growable filter's chain of tables):
+/// `crossbeam-epoch`, or under loom a scheme loom can see.
+pub(crate) mod epoch;
+
 /// Eight words: one 64-byte cache line. The table is an array of these, so a
 /// bucket (one, half of one, or two aligned words) never straddles a line.
 #[repr(C, align(64))]

@@ -355,6 +355,25 @@ impl<W: Width> Table<W> {
         }
     }
 
+    /// [`Self::insert`] without counting the item: bulk loads count a whole
+    /// batch at once with [`Self::count_in`], one counter update per batch
+    /// instead of one per item on counter lines other loading cores also write.
+    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+    pub(crate) fn insert_uncounted(&self, pos: Position) -> Result<(), Full> {
+        if self.put(pos.i1, pos.fp) || self.put(pos.i2, pos.fp) || path::insert(self, pos) {
+            Ok(())
+        } else {
+            Err(Full)
+        }
+    }
+
+    /// Counts in `n` items inserted by [`Self::insert_uncounted`], in the shard
+    /// of `key`.
+    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
+    pub(crate) fn count_in(&self, key: u64, n: usize) {
+        self.count.add(key, n);
+    }
+
     /// Moves the copy of `fp` in slot `slot` of bucket `src` to its alternate
     /// bucket `dst`: copy into `dst`, publish the move, clear the source. At
     /// every instant the fingerprint is in at least one of its buckets.

@@ -1,0 +1,136 @@
+//! loom models of growth: an insert that finds the newest table full publishes
+//! a larger one while other threads insert, look up and remove in the old one.
+//!
+//! Every model starts from a full first table (two buckets, eight items), so
+//! the next insert must grow the chain. What is checked, in every interleaving:
+//! no item whose insert returned is ever missed (by any thread that starts
+//! looking after that), none is lost when two threads grow at once (one
+//! allocation wins, the other's item goes into the winner's table), and `len`
+//! is exact at the end. Under loom the chain pointer is a loom `AtomicPtr` and
+//! each chain lives in a loom `UnsafeCell` (see `src/sync/epoch.rs`), so a
+//! thread that could read a chain before its publication happens-before the
+//! read is reported as a causality violation.
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p loom-tests --release --test growth
+//! ```
+#![cfg(loom)]
+
+use lockfree_cuckoo_filter::GrowableCuckooFilter;
+use loom::sync::Arc;
+use loom::thread;
+
+/// splitmix64: distinct, well-mixed hashes.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The eight items that fill the first table.
+fn prefilled() -> impl Iterator<Item = u64> {
+    (0..8).map(mix)
+}
+
+const X: u64 = 0x5851_f42d_4c95_7f2d;
+const Y: u64 = 0x1405_7b7e_f767_814f;
+
+/// A filter whose only table (two buckets, 8 slots) is full.
+fn full_filter() -> Arc<GrowableCuckooFilter> {
+    let f = GrowableCuckooFilter::builder()
+        .initial_capacity(0)
+        .build()
+        .unwrap();
+    for h in prefilled() {
+        f.insert_hash(h).unwrap();
+    }
+    assert_eq!(f.table_count(), 1);
+    assert_eq!(
+        f.capacity(),
+        8,
+        "the models assume a first table of two buckets"
+    );
+    Arc::new(f)
+}
+
+/// Two inserts find the table full and grow at once: one chain wins, the other
+/// thread drops its table and inserts into the winner's.
+#[test]
+fn racing_growths_lose_nothing() {
+    loom::model(|| {
+        let f = full_filter();
+        let a = {
+            let f = f.clone();
+            thread::spawn(move || {
+                f.insert_hash(X).unwrap();
+                assert!(f.contains_hash(X), "own insert missed");
+            })
+        };
+        let b = {
+            let f = f.clone();
+            thread::spawn(move || {
+                f.insert_hash(Y).unwrap();
+                assert!(f.contains_hash(Y), "own insert missed");
+            })
+        };
+        a.join().unwrap();
+        b.join().unwrap();
+        assert_eq!(f.table_count(), 2, "one growth wins, the other is dropped");
+        assert!(f.contains_hash(X) && f.contains_hash(Y), "item lost");
+        assert!(prefilled().all(|h| f.contains_hash(h)), "old item lost");
+        assert_eq!(f.len(), 10);
+    });
+}
+
+/// Lookups of the old table's items, and of the item that triggers growth,
+/// while it grows: old items are always found, and the new one once its
+/// insert is known to have returned.
+#[test]
+fn lookups_during_growth() {
+    loom::model(|| {
+        let f = full_filter();
+        let done = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let a = {
+            let (f, done) = (f.clone(), done.clone());
+            thread::spawn(move || {
+                f.insert_hash(X).unwrap();
+                done.store(true, loom::sync::atomic::Ordering::Release);
+            })
+        };
+        let old = mix(3);
+        assert!(f.contains_hash(old), "old item missed during growth");
+        if done.load(loom::sync::atomic::Ordering::Acquire) {
+            assert!(f.contains_hash(X), "item missed after its insert returned");
+        }
+        assert!(f.contains_hash(mix(7)), "old item missed during growth");
+        a.join().unwrap();
+        assert!(f.contains_hash(X));
+        assert_eq!(f.len(), 9);
+    });
+}
+
+/// A remove frees a slot of the old table and an insert through a chain that
+/// may be stale fills it, while another insert grows the chain: every item
+/// stays findable and the count is exact.
+#[test]
+fn insert_into_old_table_during_growth() {
+    loom::model(|| {
+        let f = full_filter();
+        let a = {
+            let f = f.clone();
+            thread::spawn(move || f.insert_hash(X).unwrap())
+        };
+        let gone = mix(0);
+        assert!(f.remove_hash(gone));
+        f.insert_hash(Y).unwrap();
+        a.join().unwrap();
+        assert!(f.contains_hash(X) && f.contains_hash(Y), "item lost");
+        assert!(
+            prefilled().skip(1).all(|h| f.contains_hash(h)),
+            "old item lost"
+        );
+        assert_eq!(f.len(), 9);
+    });
+}

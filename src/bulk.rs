@@ -1,0 +1,426 @@
+//! Parallel bulk loading with rayon: [`CuckooFilter::par_insert_all`] and
+//! [`ParallelExtend`].
+//!
+//! On a table larger than the caches, an insert loop pays a cache miss (and a
+//! TLB miss) per item, and cannot overlap them: an insert's compare-and-swap is
+//! a locked instruction, a full barrier on x86-64, so the next item's load
+//! waits for it. A bulk load knows all its items in advance, so it inserts
+//! them in table order instead:
+//!
+//! 1. hash the items (in parallel);
+//! 2. split the hashes into one chunk per thread, and partition each chunk by
+//!    the top [`FIRST_BITS`] bits of the bucket-choosing half of the hash
+//!    (a counting sort; the first bucket, `(low32 · n) >> 32`, grows with
+//!    `low32`, so partition `p` covers a contiguous range of buckets);
+//! 3. for each partition (in parallel: partitions cover disjoint ranges of the
+//!    table), order its hashes by the next [`SECOND_BITS`] bits, in a buffer
+//!    that stays in cache, and insert them in that order.
+//!
+//! The inserts then sweep the table front to back: the hardware prefetcher
+//! streams the bucket lines in, and each insert finds its bucket in cache. Items
+//! are counted once per partition rather than once each, so loading cores do
+//! not take turns at the count's cache lines. The inserts are the same
+//! lock-free protocol as [`CuckooFilter::insert`]: other threads may use the
+//! filter meanwhile, and an item that does not fit changes nothing.
+//!
+//! Scratch memory: two `u64` per item (the hashes and their partitioned copy),
+//! plus the items themselves when [`CuckooFilter::par_insert_all`] must be able
+//! to give back the ones that do not fit.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash};
+
+use rayon::prelude::*;
+
+use crate::error::BulkInsertError;
+use crate::filter::dispatch;
+use crate::fingerprint::Width;
+use crate::table::Table;
+use crate::CuckooFilter;
+
+/// Bits of the bucket-choosing half of the hash that pick the partition:
+/// 2048 partitions, each a 1/2048 of the table (256 KiB of a 512 MiB table).
+const FIRST_BITS: u32 = 11;
+
+/// Bits that order the hashes within a partition: the order is then exact to
+/// 2^-22 of the table, a cache line or two on tables of a few GiB.
+const SECOND_BITS: u32 = 11;
+
+/// Tables smaller than this are loaded in the order the items come: they stay
+/// in the caches, and sorting would only cost time.
+const SORT_MIN_TABLE_BYTES: usize = 4 << 20;
+
+/// Fewer items than this are loaded in the order they come.
+const SORT_MIN_ITEMS: usize = 1 << 15;
+
+/// Items per task when loading in arrival order.
+const CHUNK: usize = 4096;
+
+/// The partition of a hash.
+#[inline(always)]
+fn first_key(hash: u64) -> usize {
+    (hash as u32 >> (32 - FIRST_BITS)) as usize
+}
+
+/// The order of a hash within its partition.
+#[inline(always)]
+fn second_key(hash: u64) -> usize {
+    ((hash as u32 >> (32 - FIRST_BITS - SECOND_BITS)) & ((1 << SECOND_BITS) - 1)) as usize
+}
+
+/// Inserted count and the hashes that did not fit.
+type Loaded = (usize, Vec<u64>);
+
+fn merge(mut a: Loaded, mut b: Loaded) -> Loaded {
+    a.0 += b.0;
+    if a.1.len() < b.1.len() {
+        std::mem::swap(&mut a.1, &mut b.1);
+    }
+    a.1.append(&mut b.1);
+    a
+}
+
+/// Inserts `hashes` in the order given; counts them in once.
+fn insert_run<W: Width>(table: &Table<W>, hashes: impl Iterator<Item = u64>, key: u64) -> Loaded {
+    let mut inserted = 0;
+    let mut failed = Vec::new();
+    for h in hashes {
+        if table.insert_uncounted(table.position(h)).is_ok() {
+            inserted += 1;
+        } else {
+            failed.push(h);
+        }
+    }
+    table.count_in(key, inserted);
+    (inserted, failed)
+}
+
+/// A chunk of hashes, counting-sorted by partition: partition `p` is
+/// `sorted[starts[p]..starts[p + 1]]`.
+struct Partitioned {
+    sorted: Vec<u64>,
+    starts: Vec<usize>,
+}
+
+impl Partitioned {
+    fn new(hashes: &[u64]) -> Self {
+        let parts = 1 << FIRST_BITS;
+        let mut starts = vec![0usize; parts + 1];
+        for &h in hashes {
+            starts[first_key(h) + 1] += 1;
+        }
+        for p in 0..parts {
+            starts[p + 1] += starts[p];
+        }
+        let mut next = starts.clone();
+        let mut sorted = vec![0u64; hashes.len()];
+        for &h in hashes {
+            let slot = &mut next[first_key(h)];
+            sorted[*slot] = h;
+            *slot += 1;
+        }
+        Self { sorted, starts }
+    }
+
+    fn part(&self, p: usize) -> &[u64] {
+        &self.sorted[self.starts[p]..self.starts[p + 1]]
+    }
+}
+
+/// Loads `hashes` into `table` (see the module documentation).
+fn load<W: Width>(table: &Table<W>, hashes: Vec<u64>) -> Loaded {
+    if hashes.len() < SORT_MIN_ITEMS || table.memory_usage() < SORT_MIN_TABLE_BYTES {
+        return hashes
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(k, c)| insert_run(table, c.iter().copied(), k as u64))
+            .reduce(|| (0, Vec::new()), merge);
+    }
+    let chunk = hashes.len().div_ceil(rayon::current_num_threads().max(1));
+    let chunks: Vec<Partitioned> = hashes.par_chunks(chunk).map(Partitioned::new).collect();
+    drop(hashes);
+    (0..1usize << FIRST_BITS)
+        .into_par_iter()
+        .map_init(
+            || (vec![0usize; (1 << SECOND_BITS) + 1], Vec::new()),
+            |(starts, ordered), p| {
+                // Counting sort of the partition's hashes, from every chunk.
+                starts.fill(0);
+                let parts = || chunks.iter().flat_map(|c| c.part(p).iter().copied());
+                for h in parts() {
+                    starts[second_key(h) + 1] += 1;
+                }
+                for k in 0..1 << SECOND_BITS {
+                    starts[k + 1] += starts[k];
+                }
+                ordered.clear();
+                ordered.resize(starts[1 << SECOND_BITS], 0);
+                for h in parts() {
+                    let slot = &mut starts[second_key(h)];
+                    ordered[*slot] = h;
+                    *slot += 1;
+                }
+                insert_run(table, ordered.iter().copied(), p as u64)
+            },
+        )
+        .reduce(|| (0, Vec::new()), merge)
+}
+
+impl<S: BuildHasher + Sync> CuckooFilter<S> {
+    /// Loads hashes; returns the number inserted and the hashes that did not
+    /// fit.
+    fn par_load_hashes(&self, hashes: Vec<u64>) -> Loaded {
+        dispatch!(&self.table, t => load(t, hashes))
+    }
+
+    /// Inserts every item, in parallel on the current rayon thread pool.
+    /// `Ok(n)` when all `n` items went in. When the filter fills up, the items
+    /// that fit are inserted and stay, and the error gives back the others
+    /// ([`BulkInsertError::into_failed`]) with the number inserted: nothing is
+    /// lost, and as with [`insert`](Self::insert) no item already in the filter
+    /// is evicted.
+    ///
+    /// Faster than one [`insert`](Self::insert) per item even on one thread
+    /// when the table is larger than the caches: the items are inserted in
+    /// table order, so the table is swept front to back instead of missing the
+    /// cache once per item. Scratch memory: 16 bytes per item, besides the
+    /// items, which are collected. Other threads may use the filter meanwhile.
+    ///
+    /// ```
+    /// use rayon::prelude::*;
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    ///
+    /// let f = CuckooFilter::with_capacity(100_000);
+    /// assert_eq!(f.par_insert_all(0..100_000u64), Ok(100_000));
+    /// let words = vec!["apple", "pear"];
+    /// assert_eq!(f.par_insert_all(words.par_iter()), Ok(2));
+    /// assert!(f.contains(&99_999u64) && f.contains(&"pear"));
+    /// ```
+    pub fn par_insert_all<T, I>(&self, items: I) -> Result<usize, BulkInsertError<T>>
+    where
+        T: Hash + Send,
+        I: IntoParallelIterator<Item = T>,
+    {
+        let (hashes, items): (Vec<u64>, Vec<T>) = items
+            .into_par_iter()
+            .map(|item| (self.hasher.hash_one(&item), item))
+            .unzip();
+        let (inserted, failed) = self.par_load_hashes(hashes);
+        if failed.is_empty() {
+            return Ok(inserted);
+        }
+        // Give back one item per hash that did not fit. Items with equal
+        // hashes are the same item to the filter, so any of them will do.
+        let mut owed: HashMap<u64, usize> = HashMap::with_capacity(failed.len());
+        for h in failed {
+            *owed.entry(h).or_default() += 1;
+        }
+        let failed = items
+            .into_iter()
+            .filter(|item| match owed.get_mut(&self.hasher.hash_one(item)) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    true
+                }
+                _ => false,
+            })
+            .collect();
+        Err(BulkInsertError { inserted, failed })
+    }
+}
+
+/// Inserts the items in parallel, like [`CuckooFilter::par_insert_all`].
+///
+/// # Panics
+///
+/// If some items do not fit (the filter is full), after inserting every item
+/// that fits. `ParallelExtend` cannot report an error, and its contract is that
+/// the collection holds the items afterwards; a filter that silently dropped
+/// some would answer `false` for them, breaking the promise of no false
+/// negatives, which is worse than failing loudly. Fixed-capacity collections
+/// do the same: `arrayvec::ArrayVec` and `heapless::Vec` panic in `extend` when
+/// full, as rayon's `Vec::par_extend` does on capacity overflow. The filter is
+/// still consistent after the panic (the items that went in are in, nothing
+/// was evicted). To handle a full filter, use
+/// [`par_insert_all`](CuckooFilter::par_insert_all), which gives back the items
+/// that did not fit, or a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter).
+///
+/// ```
+/// use rayon::prelude::*;
+/// use lockfree_cuckoo_filter::CuckooFilter;
+///
+/// let f = CuckooFilter::with_capacity(10_000);
+/// (&f).par_extend((0..10_000u32).into_par_iter());
+/// assert_eq!(f.len(), 10_000);
+/// ```
+impl<T, S> ParallelExtend<T> for &CuckooFilter<S>
+where
+    T: Hash + Send,
+    S: BuildHasher + Sync,
+{
+    fn par_extend<I>(&mut self, par_iter: I)
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        let hashes = par_iter
+            .into_par_iter()
+            .map(|item| self.hasher.hash_one(item))
+            .collect();
+        let (inserted, failed) = self.par_load_hashes(hashes);
+        if !failed.is_empty() {
+            panic!(
+                "CuckooFilter::par_extend: the filter is full: {inserted} items inserted, {} did not fit \
+                 (use par_insert_all to get them back)",
+                failed.len()
+            );
+        }
+    }
+}
+
+/// Inserts the items in parallel; see the implementation for
+/// [`&CuckooFilter`](CuckooFilter), which this forwards to (and whose panic it
+/// shares).
+///
+/// ```
+/// use rayon::prelude::*;
+/// use lockfree_cuckoo_filter::CuckooFilter;
+///
+/// let mut f = CuckooFilter::with_capacity(1000);
+/// f.par_extend(vec!["a", "b", "c"]);
+/// assert!(f.contains("b"));
+/// ```
+impl<T, S> ParallelExtend<T> for CuckooFilter<S>
+where
+    T: Hash + Send,
+    S: BuildHasher + Sync,
+{
+    fn par_extend<I>(&mut self, par_iter: I)
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        (&*self).par_extend(par_iter);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bulk_matches_one_by_one() {
+        let a = CuckooFilter::with_capacity(200_000);
+        let b = CuckooFilter::with_capacity(200_000);
+        assert_eq!(
+            a.par_insert_all((0..200_000u64).into_par_iter()),
+            Ok(200_000)
+        );
+        for i in 0..200_000u64 {
+            b.insert(&i).unwrap();
+        }
+        assert_eq!(a.len(), b.len());
+        assert!((0..200_000u64).all(|i| a.contains(&i)));
+        let mut fa = a.__fingerprints();
+        let mut fb = b.__fingerprints();
+        fa.sort_unstable();
+        fb.sort_unstable();
+        // Same multiset of fingerprints, read as (bucket pair, fingerprint).
+        let pair = |f: &CuckooFilter, (bk, fp): (u64, u32)| {
+            let (x, y, _) = f.__position(f.__hash_for(bk, fp));
+            (x.min(y), x.max(y), fp)
+        };
+        let mut pa: Vec<_> = fa.into_iter().map(|e| pair(&a, e)).collect();
+        let mut pb: Vec<_> = fb.into_iter().map(|e| pair(&b, e)).collect();
+        pa.sort_unstable();
+        pb.sort_unstable();
+        assert_eq!(pa, pb);
+    }
+
+    #[test]
+    fn full_filter_gives_back_exactly_the_rest() {
+        let f = CuckooFilter::with_capacity(10_000);
+        let n = 20_000u64;
+        let err = f.par_insert_all((0..n).into_par_iter()).unwrap_err();
+        assert_eq!(err.inserted(), f.len());
+        let all = err.failed();
+        assert_eq!(err.inserted() + all.len(), n as usize);
+        // Every item is either in the filter or given back; none is both
+        // (beyond false positives), none is lost.
+        let back: std::collections::HashSet<u64> = all.iter().copied().collect();
+        assert_eq!(back.len(), all.len());
+        assert!((0..n).all(|i| back.contains(&i) || f.contains(&i)));
+        let in_filter = (0..n).filter(|i| !back.contains(i)).count();
+        assert_eq!(in_filter, f.len());
+    }
+
+    #[test]
+    fn sorted_path_on_a_table_larger_than_the_caches() {
+        // A 4 MiB table is loaded in table order.
+        let f = CuckooFilter::with_capacity(2_000_000);
+        assert!(f.memory_usage() >= SORT_MIN_TABLE_BYTES);
+        let n = 1_000_000u64;
+        assert_eq!(f.par_insert_all((0..n).into_par_iter()), Ok(n as usize));
+        assert_eq!(f.len(), n as usize);
+        assert!((0..n).all(|i| f.contains(&i)));
+        // Filling it up: everything is inserted or given back, exactly once.
+        let m = 2_080_000u64;
+        let err = f.par_insert_all((n..m).into_par_iter()).unwrap_err();
+        assert_eq!(f.len(), n as usize + err.inserted());
+        assert!(f.load_factor() > 0.95, "{}", f.load_factor());
+        let back: std::collections::HashSet<u64> = err.failed().iter().copied().collect();
+        assert_eq!(back.len() + err.inserted(), (m - n) as usize);
+        assert!((0..m).all(|i| back.contains(&i) || f.contains(&i)));
+        // par_extend takes the same path.
+        let g = CuckooFilter::with_capacity(2_000_000);
+        (&g).par_extend((0..n).into_par_iter());
+        assert_eq!(g.len(), n as usize);
+    }
+
+    #[test]
+    fn keys_order_by_bucket() {
+        let hashes = [u64::MAX, 0, 1 << 31, 5 << 20, u64::from(u32::MAX) << 32];
+        let p = Partitioned::new(&hashes);
+        let flat: Vec<u64> = (0..1 << FIRST_BITS)
+            .flat_map(|k| p.part(k).to_vec())
+            .collect();
+        let low: Vec<u32> = flat.iter().map(|&h| h as u32).collect();
+        assert!(low
+            .windows(2)
+            .all(|w| first_key(u64::from(w[0])) <= first_key(u64::from(w[1]))));
+        assert_eq!(flat.len(), hashes.len());
+        assert_eq!(
+            second_key(5 << 20),
+            5 << (20 - 10) & ((1 << SECOND_BITS) - 1)
+        );
+    }
+
+    #[test]
+    fn par_extend_panics_when_full_keeping_what_fit() {
+        let f = CuckooFilter::with_capacity(1000);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (&f).par_extend((0..5000u64).into_par_iter());
+        }));
+        assert!(r.is_err());
+        assert!(f.len() >= 950);
+        let present = (0..5000u64).filter(|i| f.contains(i)).count();
+        assert!(present >= f.len());
+    }
+
+    #[test]
+    fn concurrent_with_other_threads() {
+        let f = CuckooFilter::with_capacity(400_000);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for i in 0..100_000u64 {
+                    f.insert(&(i + (1 << 40))).unwrap();
+                }
+            });
+            assert_eq!(
+                f.par_insert_all((0..300_000u64).into_par_iter()),
+                Ok(300_000)
+            );
+        });
+        assert_eq!(f.len(), 400_000);
+        assert!((0..300_000u64).all(|i| f.contains(&i)));
+        assert!((0..100_000u64).all(|i| f.contains(&(i + (1 << 40)))));
+    }
+}

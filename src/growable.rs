@@ -1,0 +1,857 @@
+//! A filter that grows: a chain of tables, each new one twice as large and with
+//! fingerprints long enough that the chain's false-positive rate stays under the
+//! rate asked for at build time.
+//!
+//! # The chain
+//!
+//! The filter points (through `crossbeam-epoch`, see [`crate::sync::epoch`]) to
+//! an immutable [`Chain`]: the tables, oldest first. Tables are never removed
+//! and never move; growing publishes a new chain that holds the same tables plus
+//! one, by a compare-and-swap on the pointer, and hands the replaced chain (an
+//! array of pointers, not the tables) to the epoch collector.
+//!
+//! - `insert` tries the newest table of the chain it loaded. When that table is
+//!   full, the thread reloads the pointer: if the chain changed, another thread
+//!   grew it and this one inserts into the new table (it helps itself to the
+//!   other's allocation); if not, it allocates the next table and tries to
+//!   swap the chain. If the swap loses, another thread's table is published
+//!   already, and the loser drops its own (a fresh table is zeroed lazily by
+//!   the OS, so a lost allocation costs a map and an unmap, not a memset) and
+//!   inserts into the winner's. Nobody waits for anybody: a thread retries only
+//!   because a table filled up or another growth completed.
+//! - An insert into table k (even through a chain that is no longer current)
+//!   stays in table k, and every later chain holds table k. `contains` and
+//!   `remove` check every table of the chain they load. A `contains` that starts
+//!   after an insert returned loads a chain at least as new as the one the
+//!   insert used (the insert's load of the pointer happens-before the
+//!   `contains`'s, and by read-read coherence it reads the same or a later
+//!   value; later values are supersets), and within the table each table's own
+//!   guarantee holds: no false negatives.
+//! - Publication is Release (the swap) / Acquire (every load): a thread that
+//!   sees the new chain sees the table initialised.
+//!
+//! # False-positive budget
+//!
+//! A lookup is a false positive if any table answers one, so the chain's rate
+//! is at most the sum of the tables' rates (a union bound, which needs no
+//! independence between tables). Each table's rate is bounded by its width at
+//! load 1 (`FingerprintBits::false_positive_rate(1.0)`, an upper bound at any
+//! load). Table i gets the shortest width whose bound is at most half of the
+//! budget the earlier tables left, `(r - spent) / 2`; so the bounds sum to less
+//! than `r` however long the chain. When every bound were exactly half of what
+//! is left this is the geometric series `r·(1-q)·q^i` with `q = 1/2`; with only
+//! three widths, a table usually takes far less than its half and the rest stays
+//! available, so widths rise only when needed (rate 10^-3: seven 16-bit tables,
+//! then 32-bit ones). When even 32-bit fingerprints exceed the half that is
+//! left, the chain cannot grow: [`GrowError::RateExhausted`]. Bucket counts
+//! double, so the chain also ends at 2^32 buckets (at most 33 tables; a lookup
+//! reads two buckets per table).
+
+use std::fmt;
+use std::hash::{BuildHasher, Hash};
+
+use crate::builder::{buckets_for, table_bytes, FingerprintBits};
+use crate::error::{BuildError, GrowError};
+use crate::hasher::DefaultHashBuilder;
+use crate::sync::epoch::{self, Arc, Current, Guard, Published};
+use crate::table::MAX_BUCKETS;
+use crate::CuckooFilter;
+
+/// One table of the chain: a filter that takes hashes (the chain hashes once).
+type Table = CuckooFilter<()>;
+
+/// The rate the tables' bounds are taken at: a table never holds more items
+/// than slots, so its rate at load 1 bounds its rate at any load.
+const BOUND_LOAD: f64 = 1.0;
+
+/// The share of the remaining false-positive budget the next table may take.
+const SHARE: f64 = 0.5;
+
+/// Below this many buckets a full table grows whatever its load: a small table
+/// can be "full" for one bucket pair while mostly empty, and growing it is
+/// cheap. Above it, growth needs the newest table at least half full.
+const SMALL_BUCKETS: u64 = 1024;
+
+/// The default false-positive rate of a growable filter (16-bit fingerprints
+/// in the first tables).
+const DEFAULT_RATE: f64 = 1e-3;
+
+/// The shortest width whose bound at [`BOUND_LOAD`] is at most [`SHARE`] of the
+/// budget `rate - spent` that is left.
+fn width_for(rate: f64, spent: f64) -> Option<FingerprintBits> {
+    let allowed = (rate - spent) * SHARE;
+    FingerprintBits::ALL
+        .into_iter()
+        .find(|b| b.false_positive_rate(BOUND_LOAD) <= allowed)
+}
+
+/// The tables, oldest first (never empty), and the sum of their bounds.
+struct Chain {
+    tables: Box<[Arc<Table>]>,
+    spent: f64,
+}
+
+impl Chain {
+    fn first(table: Table) -> Self {
+        Self {
+            spent: table.fingerprint_bits().false_positive_rate(BOUND_LOAD),
+            tables: Box::new([Arc::new(table)]),
+        }
+    }
+
+    #[inline]
+    fn newest(&self) -> &Table {
+        self.tables.last().expect("a chain is never empty")
+    }
+
+    /// Whether a `Full` from the newest table means lack of room (grow) rather
+    /// than one crowded bucket pair.
+    fn should_grow(&self) -> bool {
+        let newest = self.newest();
+        newest.bucket_count() < SMALL_BUCKETS || 2 * newest.len() >= newest.capacity()
+    }
+
+    /// This chain plus a new, empty table: twice the buckets, the width the
+    /// budget allows.
+    fn grown(&self, rate: f64) -> Result<Chain, GrowError> {
+        let buckets = self.newest().bucket_count();
+        if buckets >= MAX_BUCKETS {
+            return Err(GrowError::CapacityExhausted);
+        }
+        let buckets = (2 * buckets).min(MAX_BUCKETS);
+        let bits = width_for(rate, self.spent).ok_or(GrowError::RateExhausted {
+            rate,
+            tables: self.tables.len(),
+        })?;
+        let table = CuckooFilter::from_parts(bits, buckets, ()).map_err(|_| {
+            GrowError::AllocationFailed {
+                bytes: table_bytes(bits, buckets),
+            }
+        })?;
+        let mut tables = Vec::with_capacity(self.tables.len() + 1);
+        tables.extend(self.tables.iter().cloned());
+        tables.push(Arc::new(table));
+        Ok(Chain {
+            tables: tables.into_boxed_slice(),
+            spent: self.spent + bits.false_positive_rate(BOUND_LOAD),
+        })
+    }
+}
+
+/// A concurrent, lock-free cuckoo filter that grows: `insert` never fails for
+/// lack of room. When the newest table is full, the filter adds a table twice
+/// as large, with fingerprints long enough that the false-positive rate of the
+/// whole filter stays under the rate it was built for.
+///
+/// Same `&self` API as [`CuckooFilter`]; share it with
+/// [`Arc`](std::sync::Arc). No operation waits for another, growth included:
+/// while one thread allocates the next table, the others keep inserting into
+/// the current one, or allocate too (one allocation wins, the others are
+/// dropped).
+///
+/// Every table stays until the filter is dropped: `contains` and `remove` look
+/// in all of them (two buckets each, newest first), so lookups cost more as the
+/// chain lengthens. Start with a capacity near the expected size when it is
+/// known.
+///
+/// Guarantees: those of [`CuckooFilter`] (no false negatives, lock-free,
+/// exact `len` when quiescent, failed inserts change nothing), and a
+/// false-positive rate at most the one asked for at build time, however large
+/// the filter grows; with one exception: a remove can, with probability below
+/// that rate, hide another item (see [`remove_hash`](Self::remove_hash)).
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::thread;
+/// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+///
+/// let filter = Arc::new(GrowableCuckooFilter::with_capacity(100));
+/// thread::scope(|s| {
+///     for t in 0..4u64 {
+///         let filter = &filter;
+///         s.spawn(move || {
+///             for i in 0..10_000 {
+///                 filter.insert(&(t, i)).unwrap();
+///             }
+///         });
+///     }
+/// });
+/// assert_eq!(filter.len(), 40_000);
+/// assert!(filter.table_count() > 1);
+/// assert!((0..4u64).all(|t| (0..10_000).all(|i| filter.contains(&(t, i)))));
+/// ```
+pub struct GrowableCuckooFilter<S = DefaultHashBuilder> {
+    chain: Published<Chain>,
+    rate: f64,
+    hasher: S,
+}
+
+impl GrowableCuckooFilter {
+    /// A filter whose first table holds `initial` items, with a false-positive
+    /// rate of at most 10^-3 however large it grows, and the default hasher.
+    ///
+    /// # Panics
+    ///
+    /// If the first table cannot be addressed or allocated, like
+    /// [`CuckooFilter::with_capacity`]; the [`builder`](Self::builder) returns
+    /// an error instead.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// for i in 0..1000 {
+    ///     f.insert(&i)?;
+    /// }
+    /// assert!(f.capacity() >= 1000 && f.len() == 1000);
+    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// ```
+    pub fn with_capacity(initial: usize) -> Self {
+        match Self::builder().initial_capacity(initial).build() {
+            Ok(f) => f,
+            Err(e) => panic!("GrowableCuckooFilter::with_capacity({initial}): {e}"),
+        }
+    }
+
+    /// A builder for the options: initial capacity, false-positive rate,
+    /// hasher.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::builder()
+    ///     .initial_capacity(1000)
+    ///     .false_positive_rate(0.01)
+    ///     .build()?;
+    /// assert_eq!(f.max_false_positive_rate(), 0.01);
+    /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
+    /// ```
+    pub fn builder() -> GrowableBuilder {
+        GrowableBuilder {
+            initial_capacity: 0,
+            rate: DEFAULT_RATE,
+            hasher: DefaultHashBuilder::default(),
+        }
+    }
+}
+
+impl<S> GrowableCuckooFilter<S> {
+    #[inline]
+    fn chain<'g>(&self, guard: &'g Guard) -> Current<'g, Chain> {
+        self.chain.load(guard)
+    }
+
+    /// Inserts an item given by its 64-bit hash (see
+    /// [`CuckooFilter::insert_hash`]), growing the filter if the newest table
+    /// is full. On `Err` nothing changed.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(1);
+    /// for i in 0..100u64 {
+    ///     f.insert_hash(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))?;
+    /// }
+    /// assert_eq!(f.len(), 100);
+    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// ```
+    pub fn insert_hash(&self, hash: u64) -> Result<(), GrowError> {
+        let guard = epoch::pin();
+        let mut chain = self.chain(&guard);
+        loop {
+            if chain.newest().insert_hash(hash).is_ok() {
+                return Ok(());
+            }
+            if !chain.should_grow() {
+                // One bucket pair is crowded, not the table: an older table may
+                // still have room for this item.
+                let (_, older) = chain.tables.split_last().expect("a chain is never empty");
+                if older.iter().rev().any(|t| t.insert_hash(hash).is_ok()) {
+                    return Ok(());
+                }
+                let now = self.chain(&guard);
+                if now.same(chain) {
+                    return Err(GrowError::TooManyCopies);
+                }
+                chain = now;
+                continue;
+            }
+            chain = self.grow_from(chain, &guard)?;
+        }
+    }
+
+    /// Publishes a chain one table longer than `seen`, or finds that another
+    /// thread did; returns the chain that is current afterwards.
+    #[cold]
+    fn grow_from<'g>(
+        &self,
+        seen: Current<'g, Chain>,
+        guard: &'g Guard,
+    ) -> Result<Current<'g, Chain>, GrowError> {
+        let now = self.chain(guard);
+        if !now.same(seen) {
+            return Ok(now);
+        }
+        let next = seen.grown(self.rate)?;
+        match self.chain.replace(seen, next, guard) {
+            Ok(ours) => Ok(ours),
+            // Another thread's table won; ours is dropped here.
+            Err((_ours, theirs)) => Ok(theirs),
+        }
+    }
+
+    /// Whether an item with this 64-bit hash may be in the filter.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// f.insert_hash(0x1234_5678_9abc_def0)?;
+    /// assert!(f.contains_hash(0x1234_5678_9abc_def0));
+    /// assert!(!f.contains_hash(42));
+    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// ```
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let guard = epoch::pin();
+        self.chain(&guard)
+            .tables
+            .iter()
+            .rev()
+            .any(|t| t.contains_hash(hash))
+    }
+
+    /// Removes one copy of an item given by its 64-bit hash, from the newest
+    /// table that holds one; true if one was there.
+    ///
+    /// A remove that starts after the item's insert returned finds it (it looks
+    /// in every table of a chain at least as new as the insert's). A remove
+    /// concurrent with the insert of the same item may miss it, and then
+    /// returns false as if it had run first, exactly as in [`CuckooFilter`].
+    ///
+    /// **Removes can cause false negatives here, rarely.** Within one table,
+    /// copies of a fingerprint in one bucket pair are interchangeable, so
+    /// removing an inserted item never hides another. Across tables they are
+    /// not: if a newer table holds another item under the same fingerprint and
+    /// buckets as this item has *there* (a false positive of this item in that
+    /// table), the remove takes that copy, this item's own copy stays in its
+    /// older table, and the other item reads as absent. Newest first is the
+    /// order that makes this least likely (newer tables have the longest
+    /// fingerprints, and removing an item of the newest table, where most
+    /// items are, is always safe); its
+    /// probability per remove is at most the sum of the newer tables' bounds,
+    /// so below [`max_false_positive_rate`](Self::max_false_positive_rate).
+    /// Every chained cuckoo filter (dynamic, scalable) shares this; where
+    /// removes are frequent and no false negative is tolerable, use a
+    /// [`CuckooFilter`] sized up front.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// f.insert_hash(7 << 40 | 7)?;
+    /// assert!(f.remove_hash(7 << 40 | 7));
+    /// assert!(!f.remove_hash(7 << 40 | 7));
+    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// ```
+    pub fn remove_hash(&self, hash: u64) -> bool {
+        let guard = epoch::pin();
+        self.chain(&guard)
+            .tables
+            .iter()
+            .rev()
+            .any(|t| t.remove_hash(hash))
+    }
+
+    /// The number of items: successful inserts minus successful removes, over
+    /// all tables. Exact when no operation is in flight.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(1);
+    /// for i in 0..50 {
+    ///     f.insert(&i)?;
+    /// }
+    /// assert_eq!(f.len(), 50);
+    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        let guard = epoch::pin();
+        self.chain(&guard).tables.iter().map(|t| t.len()).sum()
+    }
+
+    /// Whether [`len`](Self::len) is 0.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// assert!(GrowableCuckooFilter::with_capacity(10).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of slots of all tables now; it grows with the filter.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(1000);
+    /// assert!(f.capacity() >= 1000);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        let guard = epoch::pin();
+        self.chain(&guard).tables.iter().map(|t| t.capacity()).sum()
+    }
+
+    /// The number of tables in the chain: 1, plus one per growth.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(1);
+    /// assert_eq!(f.table_count(), 1);
+    /// for i in 0..100 {
+    ///     f.insert(&i)?;
+    /// }
+    /// assert!(f.table_count() > 1);
+    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// ```
+    pub fn table_count(&self) -> usize {
+        let guard = epoch::pin();
+        self.chain(&guard).tables.len()
+    }
+
+    /// The fingerprint width of each table, oldest first.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{FingerprintBits, GrowableCuckooFilter};
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// assert_eq!(f.fingerprint_bits(), vec![FingerprintBits::Bits16]);
+    /// ```
+    pub fn fingerprint_bits(&self) -> Vec<FingerprintBits> {
+        let guard = epoch::pin();
+        self.chain(&guard)
+            .tables
+            .iter()
+            .map(|t| t.fingerprint_bits())
+            .collect()
+    }
+
+    /// Bytes used by all tables and their side structures, and by the chain.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(1_000_000);
+    /// assert!(f.memory_usage() < 2_400_000);
+    /// ```
+    pub fn memory_usage(&self) -> usize {
+        let guard = epoch::pin();
+        let chain = self.chain(&guard);
+        std::mem::size_of::<Self>()
+            + std::mem::size_of::<Chain>()
+            + std::mem::size_of_val(&*chain.tables)
+            + chain.tables.iter().map(|t| t.memory_usage()).sum::<usize>()
+    }
+
+    /// The false-positive rate bound now: the sum of the tables' bounds at
+    /// their current loads. Always at most
+    /// [`max_false_positive_rate`](Self::max_false_positive_rate).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// for i in 0..1000 {
+    ///     f.insert(&i)?;
+    /// }
+    /// assert!(f.false_positive_rate() > 0.0);
+    /// assert!(f.false_positive_rate() <= f.max_false_positive_rate());
+    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// ```
+    pub fn false_positive_rate(&self) -> f64 {
+        let guard = epoch::pin();
+        self.chain(&guard)
+            .tables
+            .iter()
+            .map(|t| t.false_positive_rate())
+            .sum()
+    }
+
+    /// The false-positive rate the filter was built for: a bound on
+    /// [`false_positive_rate`](Self::false_positive_rate) however large the
+    /// filter grows.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// assert_eq!(GrowableCuckooFilter::with_capacity(10).max_false_positive_rate(), 1e-3);
+    /// ```
+    pub fn max_false_positive_rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// The hasher items are hashed with.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter};
+    /// let f = GrowableCuckooFilter::with_capacity(1);
+    /// assert_eq!(*f.hasher(), DefaultHashBuilder::default());
+    /// ```
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+}
+
+impl<S: BuildHasher> GrowableCuckooFilter<S> {
+    /// Inserts an item, growing the filter if the newest table is full. Fails
+    /// only when the filter cannot grow (see [`GrowError`]); nothing changed
+    /// then.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// f.insert("apple")?;
+    /// assert!(f.contains("apple"));
+    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// ```
+    #[inline]
+    pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), GrowError> {
+        self.insert_hash(self.hasher.hash_one(item))
+    }
+
+    /// Whether the item may be in the filter: always true for an item inserted
+    /// and not removed; true with probability at most
+    /// [`max_false_positive_rate`](Self::max_false_positive_rate) for any
+    /// other.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// f.insert("apple")?;
+    /// assert!(f.contains("apple") && !f.contains("pear"));
+    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// ```
+    #[inline]
+    pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
+        self.contains_hash(self.hasher.hash_one(item))
+    }
+
+    /// Removes one copy of the item; true if one was there. Only remove items
+    /// you inserted (see [`CuckooFilter::remove`]); see
+    /// [`remove_hash`](Self::remove_hash) for removes racing inserts.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// f.insert("apple")?;
+    /// assert!(f.remove("apple"));
+    /// assert!(!f.contains("apple"));
+    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// ```
+    #[inline]
+    pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
+        self.remove_hash(self.hasher.hash_one(item))
+    }
+}
+
+impl<S> fmt::Debug for GrowableCuckooFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GrowableCuckooFilter")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .field("tables", &self.table_count())
+            .field("false_positive_rate", &self.false_positive_rate())
+            .field("max_false_positive_rate", &self.rate)
+            .field("memory_usage", &self.memory_usage())
+            .finish()
+    }
+}
+
+// Compile-time check of the promised auto traits.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<GrowableCuckooFilter>();
+};
+
+/// Builds a [`GrowableCuckooFilter`]. Obtained from
+/// [`GrowableCuckooFilter::builder`].
+///
+/// ```
+/// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+/// let f = GrowableCuckooFilter::builder()
+///     .initial_capacity(1000)
+///     .false_positive_rate(1e-4)
+///     .build()?;
+/// f.insert("x").unwrap();
+/// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct GrowableBuilder<S = DefaultHashBuilder> {
+    initial_capacity: usize,
+    rate: f64,
+    hasher: S,
+}
+
+impl<S> GrowableBuilder<S> {
+    /// Items the first table accepts (default 0: the smallest table). Each
+    /// growth doubles the newest table.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::builder().initial_capacity(5000).build()?;
+    /// assert!(f.capacity() >= 5000);
+    /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
+    /// ```
+    pub fn initial_capacity(mut self, initial: usize) -> Self {
+        self.initial_capacity = initial;
+        self
+    }
+
+    /// The false-positive rate the filter must stay under however large it
+    /// grows (default 10^-3). It must be in (0, 1) and at least twice the
+    /// 32-bit bound, about 3.7·10^-9; the lower it is, the longer the
+    /// fingerprints of later tables.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{BuildError, FingerprintBits, GrowableCuckooFilter};
+    /// let f = GrowableCuckooFilter::builder().false_positive_rate(0.1).build()?;
+    /// assert_eq!(f.fingerprint_bits(), vec![FingerprintBits::Bits8]);
+    /// assert!(matches!(
+    ///     GrowableCuckooFilter::builder().false_positive_rate(1e-9).build(),
+    ///     Err(BuildError::UnreachableFalsePositiveRate { .. })
+    /// ));
+    /// # Ok::<(), BuildError>(())
+    /// ```
+    pub fn false_positive_rate(mut self, rate: f64) -> Self {
+        self.rate = rate;
+        self
+    }
+
+    /// The hasher items are hashed with (see
+    /// [`Builder::hasher`](crate::Builder::hasher)).
+    ///
+    /// ```
+    /// use std::collections::hash_map::RandomState;
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::builder().hasher(RandomState::new()).build()?;
+    /// f.insert("x")?;
+    /// assert!(f.contains("x"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn hasher<T: BuildHasher>(self, hasher: T) -> GrowableBuilder<T> {
+        GrowableBuilder {
+            initial_capacity: self.initial_capacity,
+            rate: self.rate,
+            hasher,
+        }
+    }
+
+    /// Builds the filter (its first table), or says which option is
+    /// impossible.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{BuildError, GrowableCuckooFilter};
+    /// assert!(GrowableCuckooFilter::builder().build().is_ok());
+    /// assert!(matches!(
+    ///     GrowableCuckooFilter::builder().false_positive_rate(0.0).build(),
+    ///     Err(BuildError::InvalidFalsePositiveRate { .. })
+    /// ));
+    /// ```
+    pub fn build(self) -> Result<GrowableCuckooFilter<S>, BuildError>
+    where
+        S: BuildHasher,
+    {
+        let rate = self.rate;
+        if !(rate > 0.0 && rate < 1.0) {
+            return Err(BuildError::InvalidFalsePositiveRate { rate });
+        }
+        let bits = width_for(rate, 0.0).ok_or(BuildError::UnreachableFalsePositiveRate {
+            rate,
+            best: FingerprintBits::Bits32.false_positive_rate(BOUND_LOAD) / SHARE,
+            bits: 32,
+        })?;
+        let buckets = buckets_for(self.initial_capacity)?;
+        let table = CuckooFilter::from_parts(bits, buckets, ())?;
+        Ok(GrowableCuckooFilter {
+            chain: Published::new(Chain::first(table)),
+            rate,
+            hasher: self.hasher,
+        })
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// splitmix64: distinct, well-mixed 64-bit hashes from a counter.
+    fn mix(mut x: u64) -> u64 {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^ (x >> 31)
+    }
+
+    #[test]
+    fn budget_never_exceeds_the_rate() {
+        for rate in [0.5, 0.1, 0.01, 1e-3, 1e-4, 1e-6, 1e-8, 4e-9] {
+            let mut spent = 0.0;
+            let mut widths = Vec::new();
+            while let Some(bits) = width_for(rate, spent) {
+                spent += bits.false_positive_rate(BOUND_LOAD);
+                widths.push(bits.bits());
+                assert!(spent < rate, "{rate}: {widths:?}");
+                if widths.len() == 40 {
+                    break;
+                }
+            }
+            assert!(!widths.is_empty(), "{rate}");
+            assert!(
+                widths.windows(2).all(|w| w[0] <= w[1]),
+                "{rate}: {widths:?}"
+            );
+        }
+        // The default rate: seven 16-bit tables, then 32-bit ones.
+        let mut spent = 0.0;
+        let widths: Vec<u32> = (0..10)
+            .map(|_| {
+                let b = width_for(DEFAULT_RATE, spent).unwrap();
+                spent += b.false_positive_rate(BOUND_LOAD);
+                b.bits()
+            })
+            .collect();
+        assert_eq!(widths, [16, 16, 16, 16, 16, 16, 16, 32, 32, 32]);
+        // Near the 32-bit floor only a few tables fit.
+        let mut spent = 0.0;
+        let mut n = 0;
+        while let Some(b) = width_for(1e-8, spent) {
+            spent += b.false_positive_rate(BOUND_LOAD);
+            n += 1;
+        }
+        assert_eq!(n, 4);
+    }
+
+    #[test]
+    fn grows_and_keeps_everything() {
+        let f = GrowableCuckooFilter::builder()
+            .initial_capacity(100)
+            .false_positive_rate(0.1)
+            .build()
+            .unwrap();
+        let n = 100_000u64;
+        for i in 0..n {
+            f.insert_hash(mix(i)).unwrap();
+        }
+        assert_eq!(f.len() as u64, n);
+        assert!(f.table_count() >= 8, "{f:?}");
+        assert!((0..n).all(|i| f.contains_hash(mix(i))));
+        let bits = f.fingerprint_bits();
+        assert_eq!(bits[0], FingerprintBits::Bits8);
+        assert!(bits.windows(2).all(|w| w[0] <= w[1]));
+        for i in (0..n).step_by(2) {
+            assert!(f.remove_hash(mix(i)));
+        }
+        assert_eq!(f.len() as u64, n / 2);
+        // Removing an inserted item may take another's copy from a newer table
+        // (see `remove_hash`): at most the false-positive rate of the removes.
+        let missing = (1..n)
+            .step_by(2)
+            .filter(|&i| !f.contains_hash(mix(i)))
+            .count();
+        assert!(
+            (missing as f64) <= (n / 2) as f64 * f.max_false_positive_rate(),
+            "{missing}"
+        );
+    }
+
+    #[test]
+    fn rate_exhaustion_is_an_error_that_changes_nothing() {
+        // 1e-8 allows four 32-bit tables; start tiny so they fill quickly.
+        let f = GrowableCuckooFilter::builder()
+            .initial_capacity(0)
+            .false_positive_rate(1e-8)
+            .build()
+            .unwrap();
+        let mut i = 0u64;
+        let err = loop {
+            match f.insert_hash(mix(i)) {
+                Ok(()) => i += 1,
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(
+            err,
+            GrowError::RateExhausted {
+                rate: 1e-8,
+                tables: 4
+            }
+        );
+        assert_eq!(f.table_count(), 4);
+        assert_eq!(f.len() as u64, i);
+        assert!((0..i).all(|j| f.contains_hash(mix(j))));
+        assert!(f.false_positive_rate() <= 1e-8);
+    }
+
+    #[test]
+    fn copies_of_one_item_do_not_double_a_large_table() {
+        let f = GrowableCuckooFilter::with_capacity(10_000);
+        let copies = (0..100).take_while(|_| f.insert("same").is_ok()).count();
+        assert_eq!(copies, 8);
+        assert_eq!(f.table_count(), 1);
+        assert_eq!(f.insert("same"), Err(GrowError::TooManyCopies));
+        // A small table grows instead, until it is large.
+        let f = GrowableCuckooFilter::with_capacity(0);
+        let copies = (0..1000).take_while(|_| f.insert("same").is_ok()).count();
+        assert!(copies > 8 && f.table_count() <= 12, "{copies} {f:?}");
+        assert_eq!(f.len(), copies);
+    }
+
+    #[test]
+    fn concurrent_growth_loses_nothing_and_keeps_the_rate() {
+        let rate = 0.02;
+        let f = GrowableCuckooFilter::builder()
+            .initial_capacity(64)
+            .false_positive_rate(rate)
+            .build()
+            .unwrap();
+        let per_thread = 100_000u64;
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let f = &f;
+                s.spawn(move || {
+                    for i in 0..per_thread {
+                        let key = t << 40 | i;
+                        f.insert_hash(mix(key)).unwrap();
+                        // Items inserted earlier by this thread stay visible
+                        // while other threads grow the chain.
+                        if i % 64 == 0 {
+                            let j = i / 2;
+                            assert!(f.contains_hash(mix(t << 40 | j)), "lost {t}/{j}");
+                        }
+                    }
+                });
+            }
+            // A reader of the chain racing the growths.
+            s.spawn(|| {
+                for _ in 0..50 {
+                    assert!(f.len() <= 4 * per_thread as usize);
+                    let _ = f.contains_hash(mix(1 << 62));
+                }
+            });
+        });
+        assert_eq!(f.len() as u64, 4 * per_thread);
+        for t in 0..4u64 {
+            assert!((0..per_thread).all(|i| f.contains_hash(mix(t << 40 | i))));
+        }
+        assert!(f.table_count() >= 12, "{f:?}");
+        let bound = f.false_positive_rate();
+        assert!(bound <= rate);
+        let probes = 1_000_000u64;
+        let hits = (0..probes)
+            .filter(|&i| f.contains_hash(mix(i | 1 << 62)))
+            .count();
+        let measured = hits as f64 / probes as f64;
+        // The measured rate is under the bound (plus a few standard deviations
+        // of sampling noise), which is under the rate asked for.
+        let slack = 4.0 * (bound / probes as f64).sqrt();
+        assert!(
+            measured <= bound + slack,
+            "measured {measured}, bound {bound}"
+        );
+        assert!(
+            measured > 0.0,
+            "16-bit tables: about 10^-4 per table expected"
+        );
+    }
+}
