@@ -220,12 +220,20 @@ pub enum DecodeError {
         /// The size of the table that could not be allocated.
         bytes: u64,
     },
+    /// A growable filter's chain of tables is not one that growth produces:
+    /// no tables, too many, a rate outside (0, 1), or tables whose
+    /// false-positive bounds add up to more than the rate.
+    InvalidChain {
+        /// What is wrong.
+        reason: &'static str,
+    },
 }
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             DecodeError::BadMagic => f.write_str("not a serialized cuckoo filter (bad magic bytes)"),
+            DecodeError::InvalidChain { reason } => write!(f, "invalid chain of tables: {reason}"),
             DecodeError::UnsupportedVersion { version } => {
                 write!(f, "unsupported cuckoo filter format version {version}")
             }

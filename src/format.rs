@@ -31,7 +31,7 @@ use crate::filter::{dispatch, AnyTable};
 use crate::fingerprint::{self, Width, W16, W32, W8};
 use crate::hasher::DefaultHashBuilder;
 use crate::table::{valid_bucket_count, Table, SLOTS};
-use crate::CuckooFilter;
+use crate::{CuckooFilter, GrowableCuckooFilter};
 
 /// The first eight bytes of every encoded filter.
 const MAGIC: [u8; 8] = *b"LFCUCKOO";
@@ -239,6 +239,200 @@ impl CuckooFilter<DefaultHashBuilder> {
     }
 }
 
+/// The first eight bytes of an encoded growable filter.
+const CHAIN_MAGIC: [u8; 8] = *b"LFCUCKCH";
+
+/// Bytes before a growable filter's first table.
+const CHAIN_HEADER_LEN: usize = 24;
+
+/// Most tables a decoded chain may have. Each table doubles the buckets of the
+/// one before, from at least two; tables stop at 2^32 buckets.
+const MAX_TABLES: u32 = 33;
+
+impl<S: HasherIdentity> GrowableCuckooFilter<S> {
+    /// The filter as bytes: a small header (magic `LFCUCKCH`, version, table
+    /// count, false-positive rate) and each table, oldest first, in
+    /// [`CuckooFilter::to_bytes`]'s format behind its length, closed by a
+    /// CRC-32C (see `docs/FORMAT.md`). Exact when no operation is in flight.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    ///
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// for i in 0..1000u32 {
+    ///     f.insert(&i)?;
+    /// }
+    /// let g = GrowableCuckooFilter::from_bytes(&f.to_bytes())?;
+    /// assert_eq!((g.len(), g.table_count()), (f.len(), f.table_count()));
+    /// assert!((0..1000u32).all(|i| g.contains(&i)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let seed = self.hasher().seed();
+        let mut out = Vec::new();
+        out.extend_from_slice(&CHAIN_MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        self.with_tables(|tables| {
+            out.extend_from_slice(&(tables.len() as u32).to_le_bytes());
+            out.extend_from_slice(&self.rate().to_bits().to_le_bytes());
+            debug_assert_eq!(out.len(), CHAIN_HEADER_LEN);
+            for t in tables {
+                let bytes = dispatch!(&t.table, t => encode(t, S::ID, seed));
+                out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+                out.extend_from_slice(&bytes);
+            }
+        });
+        let crc = crc32c::crc32c(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Loads a growable filter saved by [`to_bytes`](Self::to_bytes) with
+    /// `hasher`, which must have the [identity](HasherIdentity) recorded in
+    /// every table. Any byte string gives a filter or a [`DecodeError`], never
+    /// a panic; each table is allocated only once its bytes are known to be
+    /// all there.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter};
+    ///
+    /// let seeded = DefaultHashBuilder::with_seed(9);
+    /// let f = GrowableCuckooFilter::builder().hasher(seeded).build()?;
+    /// f.insert("x")?;
+    /// let g = GrowableCuckooFilter::from_bytes_with_hasher(&f.to_bytes(), seeded)?;
+    /// assert!(g.contains("x"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, DecodeError> {
+        let (id, seed) = (S::ID, hasher.seed());
+        decode_chain(bytes, hasher, |found_id, found_seed| {
+            if (found_id, found_seed) == (id, seed) {
+                Ok(())
+            } else {
+                Err(DecodeError::HasherMismatch {
+                    expected_id: id,
+                    expected_seed: seed,
+                    found_id,
+                    found_seed,
+                })
+            }
+        })
+    }
+}
+
+impl GrowableCuckooFilter<DefaultHashBuilder> {
+    /// Loads a growable filter saved by [`to_bytes`](Self::to_bytes) with the
+    /// default hasher, rebuilt with the seed its tables record. Any byte string
+    /// gives a filter or a [`DecodeError`], never a panic.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{DecodeError, GrowableCuckooFilter};
+    ///
+    /// let f = GrowableCuckooFilter::with_capacity(100);
+    /// f.insert("apple")?;
+    /// let g = GrowableCuckooFilter::from_bytes(&f.to_bytes())?;
+    /// assert!(g.contains("apple"));
+    /// assert_eq!(GrowableCuckooFilter::from_bytes(b"LFCUCKOO").unwrap_err(), DecodeError::BadMagic);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+        // The seed is in every table's header; the first table's is checked
+        // against the CRC like the rest before it is trusted.
+        let seed = chain_tables(bytes)?
+            .next()
+            .and_then(|table| table.get(24..32))
+            .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])));
+        GrowableCuckooFilter::from_bytes_with_hasher(bytes, DefaultHashBuilder::with_seed(seed))
+    }
+}
+
+/// Checks a growable filter's header, length and checksum, and returns an
+/// iterator over its tables' encodings (each still to be decoded).
+fn chain_tables(bytes: &[u8]) -> Result<impl Iterator<Item = &[u8]>, DecodeError> {
+    let prefix = bytes.len().min(CHAIN_MAGIC.len());
+    if bytes[..prefix] != CHAIN_MAGIC[..prefix] {
+        return Err(DecodeError::BadMagic);
+    }
+    let (Some(header), Some((content, stored))) = (
+        bytes.first_chunk::<CHAIN_HEADER_LEN>(),
+        bytes
+            .split_last_chunk::<CHECKSUM_LEN>()
+            .filter(|(content, _)| content.len() >= CHAIN_HEADER_LEN),
+    ) else {
+        return Err(DecodeError::Truncated {
+            expected: (CHAIN_HEADER_LEN + CHECKSUM_LEN) as u64,
+            actual: bytes.len() as u64,
+        });
+    };
+    let version = u16::from_le_bytes([header[8], header[9]]);
+    if version != VERSION {
+        return Err(DecodeError::UnsupportedVersion { version });
+    }
+    let stored = u32::from_le_bytes(*stored);
+    let computed = crc32c::crc32c(content);
+    if stored != computed {
+        return Err(DecodeError::ChecksumMismatch { stored, computed });
+    }
+    let flags = u16::from_le_bytes([header[10], header[11]]);
+    if flags != 0 {
+        return Err(DecodeError::UnsupportedFlags {
+            flags: u32::from(flags),
+        });
+    }
+    let count = u32::from_le_bytes([header[12], header[13], header[14], header[15]]);
+    if !(1..=MAX_TABLES).contains(&count) {
+        return Err(DecodeError::InvalidChain {
+            reason: "table count not in 1..=33",
+        });
+    }
+    // Split the body into length-prefixed tables; any inconsistency in the
+    // lengths shows up as a table that is truncated or bytes left over.
+    let mut rest = &content[CHAIN_HEADER_LEN..];
+    let mut tables = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let Some((len, tail)) = rest.split_first_chunk::<8>() else {
+            return Err(DecodeError::Truncated {
+                expected: (bytes.len() + 8) as u64,
+                actual: bytes.len() as u64,
+            });
+        };
+        let len = u64::from_le_bytes(*len);
+        if len > tail.len() as u64 {
+            return Err(DecodeError::Truncated {
+                expected: (bytes.len() as u64).saturating_add(len - tail.len() as u64),
+                actual: bytes.len() as u64,
+            });
+        }
+        let (table, tail) = tail.split_at(len as usize);
+        tables.push(table);
+        rest = tail;
+    }
+    if !rest.is_empty() {
+        return Err(DecodeError::TrailingBytes {
+            expected: (bytes.len() - rest.len()) as u64,
+            actual: bytes.len() as u64,
+        });
+    }
+    Ok(tables.into_iter())
+}
+
+fn decode_chain<S>(
+    bytes: &[u8],
+    hasher: S,
+    check_hasher: impl Fn(u64, u64) -> Result<(), DecodeError>,
+) -> Result<GrowableCuckooFilter<S>, DecodeError> {
+    let rate = match bytes.get(16..24) {
+        Some(r) => f64::from_bits(u64::from_le_bytes(r.try_into().unwrap_or([0; 8]))),
+        None => 0.0,
+    };
+    let tables = chain_tables(bytes)?
+        .map(|table| decode(table, &check_hasher))
+        .collect::<Result<Vec<_>, _>>()?;
+    GrowableCuckooFilter::from_tables(tables, rate, hasher)
+        .map_err(|reason| DecodeError::InvalidChain { reason })
+}
+
 /// Lanes of `word` that hold a fingerprint.
 #[inline]
 fn occupied<W: Width>(word: u64) -> u64 {
@@ -417,8 +611,9 @@ fn decode_table<W: Width>(p: &Parsed<'_>) -> Result<Table<W>, DecodeError> {
 #[cfg(feature = "serde")]
 mod serde_impl {
     use super::HasherIdentity;
+    use crate::error::DecodeError;
     use crate::hasher::DefaultHashBuilder;
-    use crate::CuckooFilter;
+    use crate::{CuckooFilter, GrowableCuckooFilter};
     use serde::de::{Deserialize, Deserializer, Error, SeqAccess, Visitor};
     use serde::{Serialize, Serializer};
     use std::fmt;
@@ -434,21 +629,34 @@ mod serde_impl {
     /// byte strings) with [`from_bytes`](CuckooFilter::from_bytes).
     impl<'de> Deserialize<'de> for CuckooFilter<DefaultHashBuilder> {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            deserializer.deserialize_bytes(BytesVisitor)
+            deserializer.deserialize_bytes(BytesVisitor(CuckooFilter::from_bytes))
         }
     }
 
-    struct BytesVisitor;
+    impl<S: HasherIdentity> Serialize for GrowableCuckooFilter<S> {
+        fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
+            serializer.serialize_bytes(&self.to_bytes())
+        }
+    }
 
-    impl<'de> Visitor<'de> for BytesVisitor {
-        type Value = CuckooFilter<DefaultHashBuilder>;
+    impl<'de> Deserialize<'de> for GrowableCuckooFilter<DefaultHashBuilder> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_bytes(BytesVisitor(GrowableCuckooFilter::from_bytes))
+        }
+    }
+
+    /// Accepts the byte string (or a sequence of bytes) and decodes it.
+    struct BytesVisitor<T>(fn(&[u8]) -> Result<T, DecodeError>);
+
+    impl<'de, T> Visitor<'de> for BytesVisitor<T> {
+        type Value = T;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("the bytes of a cuckoo filter")
         }
 
         fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<Self::Value, E> {
-            CuckooFilter::from_bytes(v).map_err(E::custom)
+            (self.0)(v).map_err(E::custom)
         }
 
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {

@@ -492,6 +492,48 @@ impl<S> GrowableCuckooFilter<S> {
     }
 }
 
+/// Hooks for the byte format ([`crate::format`]).
+impl<S> GrowableCuckooFilter<S> {
+    /// Runs `f` on the tables, oldest first.
+    pub(crate) fn with_tables<R>(&self, f: impl FnOnce(&[Arc<Table>]) -> R) -> R {
+        let guard = epoch::pin();
+        f(&self.chain(&guard).tables)
+    }
+
+    /// The false-positive rate the filter was built for.
+    pub(crate) fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// A filter whose chain is `tables` (oldest first), or why growth could
+    /// not have produced that chain.
+    pub(crate) fn from_tables(
+        tables: Vec<Table>,
+        rate: f64,
+        hasher: S,
+    ) -> Result<Self, &'static str> {
+        if tables.is_empty() {
+            return Err("no tables");
+        }
+        if !(rate > 0.0 && rate < 1.0) {
+            return Err("false-positive rate outside (0, 1)");
+        }
+        let spent: f64 = tables
+            .iter()
+            .map(|t| t.fingerprint_bits().false_positive_rate(BOUND_LOAD))
+            .sum();
+        if spent > rate {
+            return Err("the tables' false-positive bounds exceed the rate");
+        }
+        let tables = tables.into_iter().map(Arc::new).collect();
+        Ok(Self {
+            chain: Published::new(Chain { tables, spent }),
+            rate,
+            hasher,
+        })
+    }
+}
+
 impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// Inserts an item, growing the filter if the newest table is full. Fails
     /// only when the filter cannot grow (see [`GrowError`]); nothing changed

@@ -582,3 +582,109 @@ fn serde_round_trips_as_the_byte_string() {
     assert!(err.to_string().contains("magic"), "{err}");
     assert!(serde_json::from_str::<CuckooFilter>("[1, 2, 3]").is_err());
 }
+
+mod growable {
+    use lockfree_cuckoo_filter::{DecodeError, DefaultHashBuilder, GrowableCuckooFilter};
+
+    fn grown() -> GrowableCuckooFilter {
+        let f = GrowableCuckooFilter::with_capacity(16);
+        for i in 0..2000u32 {
+            f.insert(&i).unwrap();
+        }
+        for i in (0..2000u32).step_by(3) {
+            assert!(f.remove(&i));
+        }
+        assert!(f.table_count() > 3);
+        f
+    }
+
+    #[test]
+    fn round_trip_answers_exactly_as_the_original() {
+        let f = grown();
+        let bytes = f.to_bytes();
+        let g = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
+        assert_eq!(g.len(), f.len());
+        assert_eq!(g.table_count(), f.table_count());
+        assert_eq!(g.capacity(), f.capacity());
+        assert_eq!(g.fingerprint_bits(), f.fingerprint_bits());
+        assert_eq!(g.max_false_positive_rate(), f.max_false_positive_rate());
+        for i in 0..20_000u32 {
+            assert_eq!(g.contains(&i), f.contains(&i), "item {i}");
+        }
+        // Canonical: the decoded filter encodes to the same bytes.
+        assert_eq!(g.to_bytes(), bytes);
+        // And it keeps growing like the original.
+        for i in 5000..9000u32 {
+            g.insert(&i).unwrap();
+        }
+        assert!((5000..9000u32).all(|i| g.contains(&i)));
+    }
+
+    #[test]
+    fn damaged_chains_are_errors_not_panics() {
+        let bytes = grown().to_bytes();
+        for len in 0..bytes.len() {
+            assert!(
+                GrowableCuckooFilter::from_bytes(&bytes[..len]).is_err(),
+                "truncated to {len}"
+            );
+        }
+        for at in (0..bytes.len()).step_by(7) {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x5a;
+            assert!(
+                GrowableCuckooFilter::from_bytes(&bad).is_err(),
+                "flipped byte {at}"
+            );
+        }
+        let mut long = bytes.clone();
+        long.push(0);
+        assert!(GrowableCuckooFilter::from_bytes(&long).is_err());
+        // A single filter's bytes are not a chain, and the other way round.
+        let single = lockfree_cuckoo_filter::CuckooFilter::with_capacity(10).to_bytes();
+        assert_eq!(
+            GrowableCuckooFilter::from_bytes(&single).unwrap_err(),
+            DecodeError::BadMagic
+        );
+        assert_eq!(
+            lockfree_cuckoo_filter::CuckooFilter::from_bytes(&bytes).unwrap_err(),
+            DecodeError::BadMagic
+        );
+    }
+
+    #[test]
+    fn hasher_identity_is_checked() {
+        let seeded = DefaultHashBuilder::with_seed(5);
+        let f = GrowableCuckooFilter::builder()
+            .hasher(seeded)
+            .build()
+            .unwrap();
+        f.insert("x").unwrap();
+        let bytes = f.to_bytes();
+        assert!(GrowableCuckooFilter::from_bytes_with_hasher(&bytes, seeded)
+            .unwrap()
+            .contains("x"));
+        assert!(GrowableCuckooFilter::from_bytes(&bytes)
+            .unwrap()
+            .contains("x"));
+        assert!(matches!(
+            GrowableCuckooFilter::from_bytes_with_hasher(&bytes, DefaultHashBuilder::default()),
+            Err(DecodeError::HasherMismatch { .. })
+        ));
+    }
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn serde_round_trips_a_growable_filter() {
+    use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    let f = GrowableCuckooFilter::with_capacity(8);
+    for i in 0..500u32 {
+        f.insert(&i).unwrap();
+    }
+    let json = serde_json::to_string(&f).unwrap();
+    assert_eq!(json, serde_json::to_string(&f.to_bytes()).unwrap());
+    let g: GrowableCuckooFilter = serde_json::from_str(&json).unwrap();
+    assert_eq!(g.to_bytes(), f.to_bytes());
+    assert!(serde_json::from_str::<GrowableCuckooFilter>("[1, 2, 3]").is_err());
+}
