@@ -1,14 +1,8 @@
 //! Load factor and false-positive rate, measured.
 
+mod common;
+use common::mix;
 use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
-
-/// splitmix64: distinct, well-mixed 64-bit hashes from a counter.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
 
 /// Fills a table of `buckets` buckets until the first failure; returns the
 /// load reached and the false-positive rate measured there.

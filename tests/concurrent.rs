@@ -2,17 +2,12 @@
 //! time: no false negatives, `remove` of a live item always succeeds, and `len`
 //! is exact once the threads are joined.
 
+mod common;
+use common::mix;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 
 use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
-
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
 
 /// Keys of thread `t` (t = 0 are the stable keys, never removed).
 fn key(t: u64, i: u64) -> u64 {

@@ -7,6 +7,8 @@
 //! catches a relocation that loses or duplicates a fingerprint, a failed insert
 //! that changes anything, and a remove that takes the wrong fingerprint.
 
+mod common;
+use common::mix;
 use std::collections::BTreeMap;
 
 use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
@@ -35,14 +37,6 @@ fn bits() -> impl Strategy<Value = FingerprintBits> {
         Just(FingerprintBits::Bits16),
         Just(FingerprintBits::Bits32),
     ]
-}
-
-/// A well-mixed hash per key, so that small key spaces spread over the table.
-fn hash(key: u64) -> u64 {
-    let mut x = key.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 fn model_key(f: &CuckooFilter, h: u64) -> Key {
@@ -101,9 +95,9 @@ fn run(buckets: u64, bits: FingerprintBits, ops: &[Op]) -> Result<(), TestCaseEr
     for op in ops {
         match *op {
             Op::Insert(k) => {
-                let key = model_key(&f, hash(k));
+                let key = model_key(&f, mix(k));
                 let copies = model.get(&key).copied().unwrap_or(0);
-                match f.insert_hash(hash(k)) {
+                match f.insert_hash(mix(k)) {
                     Ok(()) => {
                         *model.entry(key).or_insert(0) += 1;
                         len += 1;
@@ -112,7 +106,7 @@ fn run(buckets: u64, bits: FingerprintBits, ops: &[Op]) -> Result<(), TestCaseEr
                     // displacements before any at five: failing with a free slot
                     // that close would be a search bug.
                     Err(_) => {
-                        let (i1, i2, _) = f.__position(hash(k));
+                        let (i1, i2, _) = f.__position(mix(k));
                         let distance = distance_to_free_slot(&f, [i1, i2]);
                         prop_assert!(
                             distance.is_none_or(|d| d > 4),
@@ -124,9 +118,9 @@ fn run(buckets: u64, bits: FingerprintBits, ops: &[Op]) -> Result<(), TestCaseEr
                 }
             }
             Op::Remove(k) => {
-                let key = model_key(&f, hash(k));
+                let key = model_key(&f, mix(k));
                 let had = model.get(&key).copied().unwrap_or(0);
-                prop_assert_eq!(f.remove_hash(hash(k)), had > 0);
+                prop_assert_eq!(f.remove_hash(mix(k)), had > 0);
                 if had > 0 {
                     len -= 1;
                     if had == 1 {
@@ -137,8 +131,8 @@ fn run(buckets: u64, bits: FingerprintBits, ops: &[Op]) -> Result<(), TestCaseEr
                 }
             }
             Op::Contains(k) => {
-                let key = model_key(&f, hash(k));
-                prop_assert_eq!(f.contains_hash(hash(k)), model.contains_key(&key));
+                let key = model_key(&f, mix(k));
+                prop_assert_eq!(f.contains_hash(mix(k)), model.contains_key(&key));
             }
         }
         prop_assert_eq!(f.len(), len);
