@@ -36,7 +36,8 @@ fn bench_mixes<S: Subject + Sync>(
     run: &mut u64,
 ) {
     for &mix in mixes {
-        let mut g = c.benchmark_group(format!("concurrent/{}/{}", size.name(), mix.name()));
+        let mix_name = mix.name().replace('/', "-");
+        let mut g = c.benchmark_group(format!("concurrent/{}/{mix_name}", size.name()));
         g.throughput(Throughput::Elements(1));
         g.sample_size(10).warm_up_time(Duration::from_millis(300));
         g.measurement_time(Duration::from_secs(match size {
