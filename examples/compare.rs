@@ -1,0 +1,1035 @@
+//! Compares this crate with its peers, in one run, on one machine.
+//!
+//! ```text
+//! cargo run --release --example compare                 # full run (512 MiB big table)
+//! cargo run --release --example compare -- --quick      # a smoke run: 64 MiB, short windows
+//! cargo run --release --example compare -- --big-mib 1024 --sizes big
+//! ```
+//!
+//! Prints one markdown table to stdout (progress goes to stderr), and writes it
+//! to `docs/compare.md` and a chart of the same figures to `docs/compare.svg`.
+//!
+//! Options (and the environment variables that set the same):
+//! `--quick` (`CF_QUICK=1`), `--big-mib N` (`CF_BIG_MIB`, default 512),
+//! `--sizes small,big` (`CF_SIZES`), `--out DIR` (`CF_OUT`, default `docs`),
+//! `CF_SMALL_ITEMS` (default 65536), `CF_ST_MS` (window of one single-thread
+//! figure, default 300), `CF_CONC_MS` (one concurrent run, default 400),
+//! `CF_THREADS` (default `1,2,4,8`).
+//!
+//! What is measured (see `benches/common/mod.rs` for the code every figure
+//! comes from, shared with the criterion benches):
+//! - keys are `u64`s hashed by every implementation with the same XXH3;
+//! - each table is filled once, to 50 %, then 90 %, then 95 % of its slots;
+//!   single-thread figures are taken at 50 % and 95 %, concurrent ones at 90 %;
+//! - inserts and removes are timed in chunks of 0.5 % of the slots, each
+//!   chunk undone untimed, so the load stays put (the Bloom filter, which
+//!   cannot delete, re-inserts present keys: the same k atomic ORs);
+//! - concurrent lookups are half hits, half misses; writes alternate
+//!   insert-new / remove-oldest per thread, so the load stays at 90 %;
+//! - the memory limit: two independent random 8-byte reads per query from an
+//!   array the size of our big table, plain and in prefetched groups of 16.
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write as _};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+// ----- configuration ------------------------------------------------------------
+
+struct Config {
+    quick: bool,
+    big_mib: f64,
+    sizes: Vec<Size>,
+    out: PathBuf,
+    st_time: Duration,
+    conc_time: Duration,
+    threads: Vec<usize>,
+    fill_threads: usize,
+}
+
+impl Config {
+    fn parse() -> Self {
+        let mut args = std::env::args().skip(1);
+        let mut quick = std::env::var("CF_QUICK").is_ok_and(|v| v != "0");
+        let mut big_mib = None;
+        let mut sizes = None;
+        let mut out = std::env::var("CF_OUT").ok();
+        while let Some(a) = args.next() {
+            match a.as_str() {
+                "--quick" => quick = true,
+                "--big-mib" => big_mib = args.next().and_then(|v| v.parse().ok()),
+                "--sizes" => sizes = args.next(),
+                "--out" => out = args.next(),
+                "--bench" => {} // passed by `cargo bench` to harness-less targets
+                "-h" | "--help" => {
+                    eprintln!(
+                        "usage: compare [--quick] [--big-mib N] [--sizes small,big] [--out DIR]"
+                    );
+                    std::process::exit(0);
+                }
+                other => {
+                    eprintln!("compare: unknown argument {other:?} (try --help)");
+                    std::process::exit(2);
+                }
+            }
+        }
+        if let Some(s) = sizes {
+            std::env::set_var("CF_SIZES", s);
+        }
+        let scale = if quick { 0.3 } else { 1.0 };
+        Self {
+            quick,
+            big_mib: big_mib
+                .unwrap_or_else(|| env_num("CF_BIG_MIB", if quick { 64.0 } else { 512.0 })),
+            sizes: Size::selected(),
+            out: PathBuf::from(out.unwrap_or_else(|| "docs".into())),
+            st_time: Duration::from_secs_f64(env_num("CF_ST_MS", 300.0 * scale) / 1e3),
+            conc_time: Duration::from_secs_f64(env_num("CF_CONC_MS", 400.0 * scale) / 1e3),
+            threads: thread_counts(),
+            fill_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        }
+    }
+}
+
+// ----- results ------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Op {
+    Insert,
+    Hit,
+    Miss,
+    Remove,
+}
+
+impl Op {
+    const ALL: [Op; 4] = [Op::Insert, Op::Hit, Op::Miss, Op::Remove];
+    fn name(self) -> &'static str {
+        match self {
+            Op::Insert => "insert",
+            Op::Hit => "contains (hit)",
+            Op::Miss => "contains (miss)",
+            Op::Remove => "remove",
+        }
+    }
+    fn short(self) -> &'static str {
+        match self {
+            Op::Insert => "ins",
+            Op::Hit => "hit",
+            Op::Miss => "miss",
+            Op::Remove => "rm",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Single {
+        load: u32,
+        op: Op,
+    },
+    /// `mix` indexes [`Mix::ALL`].
+    Conc {
+        mix: usize,
+        threads: usize,
+    },
+    Limit {
+        batched: bool,
+    },
+}
+
+impl Kind {
+    fn label(self, size: Size) -> String {
+        match self {
+            Kind::Single { load, op } => {
+                format!("{} · 1 thread · {} @ {load} %", size.name(), op.name())
+            }
+            Kind::Conc { mix, threads } => format!(
+                "{} · {threads} thread{} · {} lookup/insert/remove @ 90 %",
+                size.name(),
+                if threads == 1 { "" } else { "s" },
+                Mix::ALL[mix].name()
+            ),
+            Kind::Limit { batched } => format!(
+                "{} · 1 thread · lookup by hash vs memory limit, {}",
+                size.name(),
+                if batched {
+                    "batched (contains_hash_batch; limit prefetches 16 ahead)"
+                } else {
+                    "plain"
+                }
+            ),
+        }
+    }
+}
+
+const OURS: &str = "lockfree-cuckoo-filter";
+const KERNEL: &str = "memory limit (2 random 8-byte reads)";
+
+/// Per implementation and size: bits per item and false-positive rate, both
+/// at 95 % load, and whether it deletes.
+#[derive(Clone, Copy, Default)]
+struct Stats {
+    bits_per_item: f64,
+    fpr: f64,
+    fp_queries: u64,
+    can_delete: bool,
+}
+
+#[derive(Default)]
+struct Results {
+    ops: BTreeMap<(Size, Kind), Vec<(&'static str, f64)>>,
+    stats: BTreeMap<(Size, &'static str), Stats>,
+    notes: Vec<String>,
+}
+
+impl Results {
+    fn add(&mut self, size: Size, kind: Kind, name: &'static str, ops: f64) {
+        self.ops.entry((size, kind)).or_default().push((name, ops));
+    }
+    fn get(&self, size: Size, kind: Kind, name: &str) -> Option<f64> {
+        self.ops
+            .get(&(size, kind))?
+            .iter()
+            .find(|r| r.0 == name)
+            .map(|r| r.1)
+    }
+}
+
+// ----- progress -------------------------------------------------------------------
+
+struct Progress {
+    start: Instant,
+    tty: bool,
+}
+
+impl Progress {
+    fn say(&self, msg: &str) {
+        let t = self.start.elapsed().as_secs_f64();
+        if self.tty {
+            eprint!("\r\x1b[K[{t:6.1}s] {msg}");
+            let _ = std::io::stderr().flush();
+        } else {
+            eprintln!("[{t:6.1}s] {msg}");
+        }
+    }
+    fn done(&self) {
+        if self.tty {
+            eprintln!();
+        }
+    }
+}
+
+// ----- measuring ------------------------------------------------------------------
+
+/// Runs `step` (which does some operations and returns (ops, timed seconds))
+/// until `window` of wall time has passed; returns ops per timed second.
+fn rate(window: Duration, mut step: impl FnMut() -> (u64, f64)) -> f64 {
+    let start = Instant::now();
+    let (mut ops, mut secs) = (0u64, 0f64);
+    loop {
+        let (o, s) = step();
+        ops += o;
+        secs += s;
+        if start.elapsed() >= window {
+            break;
+        }
+    }
+    ops as f64 / secs.max(1e-9)
+}
+
+/// The best of three windows: other load on the machine only ever slows a
+/// window down.
+fn best_rate(window: Duration, mut step: impl FnMut() -> (u64, f64)) -> f64 {
+    (0..3)
+        .map(|_| rate(window / 3, &mut step))
+        .fold(0.0, f64::max)
+}
+
+struct Ctx<'a> {
+    cfg: &'a Config,
+    size: Size,
+    res: &'a mut Results,
+    progress: &'a Progress,
+    fresh: u64,
+    run: u64,
+}
+
+impl Ctx<'_> {
+    fn say(&self, name: &str, msg: &str) {
+        self.progress
+            .say(&format!("{} / {name}: {msg}", self.size.name()));
+    }
+
+    /// Single-thread figures at the subject's current load (keys `0..n`).
+    /// Returns (false positives, miss queries).
+    fn single<S: Subject>(&mut self, s: &S, name: &'static str, n: u64, load: u32) -> (u64, u64) {
+        self.say(name, &format!("single thread @ {load} %"));
+        let window = self.cfg.st_time;
+        let chunk = chunk_for(s.slots());
+        let mut fresh = self.fresh;
+        let r = best_rate(window, || {
+            let d = timed_inserts(s, n, chunk, chunk, &mut fresh);
+            (chunk, d.as_secs_f64())
+        });
+        self.fresh = fresh;
+        self.res.add(
+            self.size,
+            Kind::Single {
+                load,
+                op: Op::Insert,
+            },
+            name,
+            r,
+        );
+
+        let mut cursor = 0;
+        let block = 4096;
+        let r = best_rate(window, || {
+            let t = Instant::now();
+            std::hint::black_box(lookup_hits(s, n, &mut cursor, block));
+            (block, t.elapsed().as_secs_f64())
+        });
+        self.res
+            .add(self.size, Kind::Single { load, op: Op::Hit }, name, r);
+
+        let (mut cursor, mut fp) = (0, 0);
+        let r = best_rate(window, || {
+            let t = Instant::now();
+            fp += lookup_misses(s, &mut cursor, block);
+            (block, t.elapsed().as_secs_f64())
+        });
+        self.res
+            .add(self.size, Kind::Single { load, op: Op::Miss }, name, r);
+
+        if S::CAN_DELETE {
+            let mut cursor = 0;
+            let r = best_rate(window, || {
+                let d = timed_removes(s, n, chunk, chunk, &mut cursor);
+                (chunk, d.as_secs_f64())
+            });
+            self.res.add(
+                self.size,
+                Kind::Single {
+                    load,
+                    op: Op::Remove,
+                },
+                name,
+                r,
+            );
+        }
+        (fp, cursor)
+    }
+
+    /// Concurrent mixes at the subject's current load (keys `0..n`).
+    fn concurrent<S: Subject + Sync>(&mut self, s: &S, name: &'static str, n: u64, mixes: &[Mix]) {
+        for &mix in mixes {
+            for &t in &self.cfg.threads {
+                self.say(name, &format!("{} on {t} thread(s)", mix.name()));
+                self.run += 1;
+                let (ops, secs) =
+                    run_concurrent(s, n, t, mix, self.run, RunLength::Time(self.cfg.conc_time));
+                let mix_index = Mix::ALL.iter().position(|&m| m == mix).unwrap();
+                let kind = Kind::Conc {
+                    mix: mix_index,
+                    threads: t,
+                };
+                self.res.add(self.size, kind, name, ops as f64 / secs);
+            }
+        }
+    }
+
+    fn fill_to<S: Subject + Sync>(&self, s: &S, name: &str, from: u64, load: u32) -> u64 {
+        let to = items_at(s.slots(), f64::from(load) / 100.0);
+        self.say(name, &format!("filling to {load} % ({to} items)"));
+        let failed = fill(s, from, to, self.cfg.fill_threads);
+        if failed > 0 {
+            self.say(
+                name,
+                &format!("{failed} inserts failed while filling to {load} %"),
+            );
+        }
+        to
+    }
+
+    fn stats(
+        &mut self,
+        name: &'static str,
+        bytes: usize,
+        n: u64,
+        fp: u64,
+        queries: u64,
+        can_delete: bool,
+    ) {
+        self.res.stats.insert(
+            (self.size, name),
+            Stats {
+                bits_per_item: bytes as f64 * 8.0 / n as f64,
+                fpr: fp as f64 / queries.max(1) as f64,
+                fp_queries: queries,
+                can_delete,
+            },
+        );
+    }
+
+    /// The usual life of one concurrent-capable subject: 50 %, 90 %, 95 %.
+    fn lifecycle<S: Subject + Sync>(&mut self, s: &S, name: &'static str, mixes: &[Mix]) -> u64 {
+        let n50 = self.fill_to(s, name, 0, 50);
+        self.single(s, name, n50, 50);
+        let n90 = self.fill_to(s, name, n50, 90);
+        self.concurrent(s, name, n90, mixes);
+        let n95 = self.fill_to(s, name, n90, 95);
+        let (fp, q) = self.single(s, name, n95, 95);
+        self.stats(name, s.bytes(), n95, fp, q, S::CAN_DELETE);
+        n95
+    }
+}
+
+fn run_size(cfg: &Config, size: Size, res: &mut Results, progress: &Progress, run: &mut u64) {
+    let cap = size.capacity(cfg.big_mib);
+    let mut ctx = Ctx {
+        cfg,
+        size,
+        res,
+        progress,
+        fresh: 0,
+        run: *run,
+    };
+
+    // This crate, and the memory limit on the same table size.
+    let ours = Ours::new(cap);
+    let slots = ours.slots();
+    ctx.lifecycle(&ours, OURS, &Mix::ALL);
+    if size == Size::Big {
+        memory_limit(&mut ctx, &ours.0);
+    }
+    drop(ours);
+
+    let atomic = Atomic::new(slots);
+    ctx.lifecycle(&atomic, Atomic::NAME, &Mix::ALL);
+    drop(atomic);
+
+    // cuckoofilter: alone for one thread, then the same table behind a RwLock
+    // and a Mutex for the concurrent runs.
+    let alone = Alone::new(slots);
+    let name = Alone::NAME;
+    let n50 = items_at(alone.slots(), 0.5);
+    ctx.say(name, &format!("filling to 50 % ({n50} items)"));
+    let mut failed = fill_alone(&alone, 0, n50);
+    ctx.single(&alone, name, n50, 50);
+    let n90 = items_at(alone.slots(), 0.9);
+    ctx.say(name, &format!("filling to 90 % ({n90} items)"));
+    failed += fill_alone(&alone, n50, n90);
+    let rw = Rw::from(alone);
+    ctx.concurrent(&rw, Rw::NAME, n90, &Mix::ALL);
+    let mx = Mx::from(rw);
+    ctx.concurrent(&mx, Mx::NAME, n90, &Mix::ALL);
+    let alone = Alone::from(mx);
+    let n95 = items_at(alone.slots(), 0.95);
+    ctx.say(name, &format!("filling to 95 % ({n95} items)"));
+    failed += fill_alone(&alone, n90, n95);
+    let (fp, q) = ctx.single(&alone, name, n95, 95);
+    ctx.stats(name, alone.bytes(), n95, fp, q, true);
+    if let Some(s) = ctx.res.stats.get(&(size, name)).copied() {
+        ctx.res.stats.insert((size, Rw::NAME), s);
+        ctx.res.stats.insert((size, Mx::NAME), s);
+    }
+    if failed > 0 {
+        ctx.res.notes.push(format!(
+            "{}: cuckoofilter failed {failed} of {n95} inserts while filling (each failure \
+             evicts a random item).",
+            size.name()
+        ));
+    }
+    drop(alone);
+
+    // fastbloom: lookups and inserts only.
+    let bloom = Bloom::new(slots);
+    ctx.lifecycle(&bloom, Bloom::NAME, &[Mix::READ_ONLY]);
+    drop(bloom);
+    *run = ctx.run;
+}
+
+/// Our lookups by hash on the big table (at 95 %) against two random reads
+/// from an array of the same size, plain and batched; the four alternate,
+/// and each keeps its best of three windows.
+fn memory_limit(ctx: &mut Ctx<'_>, f: &lockfree_cuckoo_filter::CuckooFilter) {
+    ctx.say(KERNEL, "allocating");
+    let kernel = MemKernel::new(f.memory_usage(), true);
+    let window = ctx.cfg.st_time;
+    let mut hashes = [0u64; BLOCK];
+    let mut out = [false; BLOCK];
+    let mut block = 0u64;
+    let mut best = [0f64; 4];
+    for round in 0..3 {
+        ctx.say(KERNEL, &format!("round {}", round + 1));
+        for (k, b) in best.iter_mut().enumerate() {
+            let r = rate(window / 3, || {
+                block += 1;
+                hash_block(&mut hashes, block);
+                let t = Instant::now();
+                let found = match k {
+                    0 => kernel.plain(&hashes),
+                    1 => ours_plain(f, &hashes),
+                    2 => kernel.batched(&hashes),
+                    _ => ours_batched(f, &hashes, &mut out),
+                };
+                std::hint::black_box(found);
+                (BLOCK as u64, t.elapsed().as_secs_f64())
+            });
+            *b = b.max(r);
+        }
+    }
+    let size = ctx.size;
+    ctx.res
+        .add(size, Kind::Limit { batched: false }, KERNEL, best[0]);
+    ctx.res
+        .add(size, Kind::Limit { batched: false }, OURS, best[1]);
+    ctx.res
+        .add(size, Kind::Limit { batched: true }, KERNEL, best[2]);
+    ctx.res
+        .add(size, Kind::Limit { batched: true }, OURS, best[3]);
+}
+
+// ----- output ---------------------------------------------------------------------
+
+fn machine_info() -> Vec<String> {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let cpuinfo = read("/proc/cpuinfo");
+    let model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map_or("unknown".to_string(), |s| s.trim().to_string());
+    let cache = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("cache size"))
+        .and_then(|l| l.split(':').nth(1))
+        .map_or("?".to_string(), |s| s.trim().to_string());
+    let mem = read("/proc/meminfo")
+        .lines()
+        .find(|l| l.starts_with("MemTotal"))
+        .and_then(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|k| k.parse::<f64>().ok())
+        })
+        .map_or("?".to_string(), |kb| format!("{:.1} GiB", kb / 1048576.0));
+    let thp = read("/sys/kernel/mm/transparent_hugepage/enabled")
+        .trim()
+        .to_string();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let rustc =
+        std::process::Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+            .arg("--version")
+            .output()
+            .ok()
+            .map_or("?".to_string(), |o| {
+                String::from_utf8_lossy(&o.stdout).trim().to_string()
+            });
+    vec![
+        format!("CPU: {model} (cache {cache}), {cores} cores available"),
+        format!("memory: {mem}; transparent huge pages: {thp}"),
+        format!(
+            "{rustc}; load average at start: {}",
+            read("/proc/loadavg").trim()
+        ),
+    ]
+}
+
+fn si(x: f64) -> String {
+    if x >= 1e9 {
+        format!("{:.2} G", x / 1e9)
+    } else if x >= 1e6 {
+        format!("{:.2} M", x / 1e6)
+    } else if x >= 1e3 {
+        format!("{:.1} k", x / 1e3)
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+fn table(res: &Results) -> String {
+    let mut s = String::new();
+    s.push_str("| workload | implementation | ops/s | ratio to this crate | bits/item | measured FPR | can delete? |\n");
+    s.push_str("|---|---|--:|--:|--:|--:|:-:|\n");
+    for (&(size, kind), rows) in &res.ops {
+        let ours = rows.iter().find(|r| r.0 == OURS).map(|r| r.1);
+        let limit = rows.iter().find(|r| r.0 == KERNEL).map(|r| r.1);
+        for &(name, ops) in rows {
+            let ratio = match (ours, kind) {
+                (Some(o), Kind::Limit { .. }) if name == OURS => {
+                    format!(
+                        "1.00 (= {:.0} % of the limit)",
+                        100.0 * o / limit.unwrap_or(f64::NAN)
+                    )
+                }
+                (Some(o), _) => format!("{:.2}", ops / o),
+                _ => "–".into(),
+            };
+            let (bits, fpr, del) = match res.stats.get(&(size, name)) {
+                Some(st) => (
+                    format!("{:.1}", st.bits_per_item),
+                    format!("{:.2e} (of {})", st.fpr, si(st.fp_queries as f64)),
+                    if st.can_delete { "yes" } else { "no" },
+                ),
+                None => ("–".into(), "–".into(), "–"),
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {name} | {} | {ratio} | {bits} | {fpr} | {del} |",
+                kind.label(size),
+                si(ops)
+            );
+        }
+    }
+    s
+}
+
+fn targets(res: &Results, threads: &[usize]) -> Vec<String> {
+    let mut v = Vec::new();
+    let mark = |ok: bool| if ok { "met" } else { "NOT met" };
+    let rm = Kind::Conc { mix: 1, threads: 2 };
+    for size in [Size::Small, Size::Big] {
+        if let (Some(o), Some(rw), Some(a)) = (
+            res.get(size, rm, OURS),
+            res.get(size, rm, Rw::NAME),
+            res.get(size, rm, Atomic::NAME),
+        ) {
+            v.push(format!(
+                "{}: 90/5/5 on 2 threads is {:.2}× RwLock<cuckoofilter> (target ≥ 3: {}) and {:.2}× atomic-cuckoo-filter (target ≥ 2: {})",
+                size.name(),
+                o / rw,
+                mark(o / rw >= 3.0),
+                o / a,
+                mark(o / a >= 2.0)
+            ));
+        }
+    }
+    if threads.contains(&1) && threads.contains(&2) {
+        for (m, mix) in Mix::ALL.iter().enumerate() {
+            let k = |t| Kind::Conc { mix: m, threads: t };
+            if let (Some(one), Some(two)) = (
+                res.get(Size::Small, k(1), OURS),
+                res.get(Size::Small, k(2), OURS),
+            ) {
+                v.push(format!(
+                    "small, {}: 2 threads / 1 thread = {:.2}× (target ≥ 1.8: {})",
+                    mix.name(),
+                    two / one,
+                    mark(two / one >= 1.8)
+                ));
+            }
+        }
+    }
+    for (batched, target) in [(false, 0.9), (true, 0.8)] {
+        let k = Kind::Limit { batched };
+        if let (Some(o), Some(l)) = (res.get(Size::Big, k, OURS), res.get(Size::Big, k, KERNEL)) {
+            v.push(format!(
+                "big, {} lookups: {:.0} % of the memory limit (target ≥ {:.0} %: {})",
+                if batched { "batched" } else { "plain" },
+                100.0 * o / l,
+                100.0 * target,
+                mark(o / l >= target)
+            ));
+        }
+    }
+    let mut slower = Vec::new();
+    let mut checked = 0;
+    for (&(size, kind), rows) in &res.ops {
+        if let Kind::Single {
+            load,
+            op: op @ (Op::Hit | Op::Miss),
+        } = kind
+        {
+            let Some(o) = rows.iter().find(|r| r.0 == OURS).map(|r| r.1) else {
+                continue;
+            };
+            for &(name, ops) in rows {
+                if name != OURS {
+                    checked += 1;
+                    if ops >= o {
+                        slower.push(format!(
+                            "{} {} @ {load} % vs {name} ({:.2}×)",
+                            size.name(),
+                            op.name(),
+                            o / ops
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if checked > 0 {
+        v.push(if slower.is_empty() {
+            "single-thread lookups faster than every peer at every size: met".to_string()
+        } else {
+            format!(
+                "single-thread lookups faster than every peer: NOT met for {}",
+                slower.join("; ")
+            )
+        });
+    }
+    v
+}
+
+// ----- chart ----------------------------------------------------------------------
+
+mod chart {
+    use super::*;
+    use plotters::prelude::*;
+
+    const IMPLS: [(&str, RGBColor); 7] = [
+        (OURS, RGBColor(214, 39, 40)),
+        ("atomic-cuckoo-filter", RGBColor(31, 119, 180)),
+        ("cuckoofilter", RGBColor(44, 160, 44)),
+        ("RwLock<cuckoofilter>", RGBColor(44, 160, 44)),
+        ("Mutex<cuckoofilter>", RGBColor(148, 103, 189)),
+        ("fastbloom AtomicBloomFilter", RGBColor(255, 127, 14)),
+        (KERNEL, RGBColor(90, 90, 90)),
+    ];
+
+    fn color(name: &str) -> RGBColor {
+        IMPLS.iter().find(|c| c.0 == name).map_or(BLACK, |c| c.1)
+    }
+
+    type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+    type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+    fn log_range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
+        let (lo, hi) = vals.fold((f64::MAX, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        if hi <= 0.0 {
+            return (0.1, 10.0);
+        }
+        let lo = 10f64.powf((lo / 1e6).log10().floor());
+        let hi = 10f64.powf((hi / 1e6).log10().ceil());
+        (lo, if hi > lo { hi } else { lo * 10.0 })
+    }
+
+    /// Grouped bars: one group per label, one bar per implementation present.
+    fn bars(
+        area: &Area<'_>,
+        title: &str,
+        groups: &[(String, Vec<(&'static str, f64)>)],
+        log: bool,
+    ) -> Res<()> {
+        let names: Vec<&str> = IMPLS
+            .iter()
+            .map(|c| c.0)
+            .filter(|n| groups.iter().any(|g| g.1.iter().any(|r| r.0 == *n)))
+            .collect();
+        let (lo, hi) = log_range(groups.iter().flat_map(|g| g.1.iter().map(|r| r.1)));
+        let k = groups.len() as f64;
+        let labels: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
+        let fmt = |x: &f64| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+                labels[i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        let mut b = ChartBuilder::on(area);
+        b.caption(title, ("sans-serif", 18))
+            .margin(8)
+            .x_label_area_size(28)
+            .y_label_area_size(60);
+        let width = 0.8 / names.len().max(1) as f64;
+        let draw = |names: &[&str], ys: &dyn Fn(f64) -> f64, y0: f64| {
+            let mut v = Vec::new();
+            for (gi, g) in groups.iter().enumerate() {
+                for (ni, n) in names.iter().enumerate() {
+                    if let Some(r) = g.1.iter().find(|r| r.0 == *n) {
+                        let x0 = gi as f64 - 0.4 + ni as f64 * width;
+                        v.push((n.to_string(), [(x0, y0), (x0 + width * 0.9, ys(r.1))]));
+                    }
+                }
+            }
+            v
+        };
+        if log {
+            let mut c = b.build_cartesian_2d(-0.5..k - 0.5, (lo..hi).log_scale())?;
+            c.configure_mesh()
+                .disable_x_mesh()
+                .x_labels(groups.len() + 2)
+                .x_label_formatter(&fmt)
+                .y_desc("million ops/s (log)")
+                .draw()?;
+            let rects = draw(&names, &|v| v / 1e6, lo);
+            for n in &names {
+                let col = color(n);
+                c.draw_series(
+                    rects
+                        .iter()
+                        .filter(|r| r.0 == *n)
+                        .map(move |r| Rectangle::new(r.1, col.filled())),
+                )?
+                .label(*n)
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], col.filled()));
+            }
+            c.configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 12))
+                .draw()?;
+        } else {
+            let top = groups
+                .iter()
+                .flat_map(|g| g.1.iter().map(|r| r.1 / 1e6))
+                .fold(0f64, f64::max)
+                * 1.15;
+            let mut c = b.build_cartesian_2d(-0.5..k - 0.5, 0f64..top.max(1e-3))?;
+            c.configure_mesh()
+                .disable_x_mesh()
+                .x_labels(groups.len() + 2)
+                .x_label_formatter(&fmt)
+                .y_desc("million lookups/s")
+                .draw()?;
+            let rects = draw(&names, &|v| v / 1e6, 0.0);
+            for n in &names {
+                let col = color(n);
+                c.draw_series(
+                    rects
+                        .iter()
+                        .filter(|r| r.0 == *n)
+                        .map(move |r| Rectangle::new(r.1, col.filled())),
+                )?
+                .label(*n)
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], col.filled()));
+            }
+            c.configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 12))
+                .draw()?;
+        }
+        Ok(())
+    }
+
+    /// Throughput against threads, one line per implementation.
+    fn lines(
+        area: &Area<'_>,
+        title: &str,
+        threads: &[usize],
+        series: &[(&'static str, Vec<f64>)],
+    ) -> Res<()> {
+        let (lo, hi) = log_range(series.iter().flat_map(|s| s.1.iter().copied()));
+        let fmt = |x: &f64| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < threads.len() {
+                format!("{} thr", threads[i as usize])
+            } else {
+                String::new()
+            }
+        };
+        let mut c = ChartBuilder::on(area)
+            .caption(title, ("sans-serif", 18))
+            .margin(8)
+            .x_label_area_size(28)
+            .y_label_area_size(60)
+            .build_cartesian_2d(-0.3..threads.len() as f64 - 0.7, (lo..hi).log_scale())?;
+        c.configure_mesh()
+            .disable_x_mesh()
+            .x_labels(threads.len() + 2)
+            .x_label_formatter(&fmt)
+            .y_desc("million ops/s, all threads (log)")
+            .draw()?;
+        for (name, ys) in series {
+            let col = color(name);
+            let pts: Vec<(f64, f64)> = ys
+                .iter()
+                .enumerate()
+                .filter(|p| *p.1 > 0.0)
+                .map(|(i, &y)| (i as f64, y / 1e6))
+                .collect();
+            c.draw_series(LineSeries::new(pts.clone(), col.stroke_width(2)))?
+                .label(*name)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 14, y)], col.stroke_width(2))
+                });
+            c.draw_series(
+                pts.into_iter()
+                    .map(move |p| Circle::new(p, 3, col.filled())),
+            )?;
+        }
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 11))
+            .draw()?;
+        Ok(())
+    }
+
+    pub fn draw(path: &std::path::Path, res: &Results, cfg: &Config, machine: &str) -> Res<()> {
+        let sizes = &cfg.sizes;
+        let has_limit = res.ops.keys().any(|k| matches!(k.1, Kind::Limit { .. }));
+        let rows = 1 + sizes.len() + usize::from(has_limit);
+        let root = SVGBackend::new(path, (1500, 420 * rows as u32 + 60)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let root = root.titled(
+            &format!("lockfree-cuckoo-filter vs peers — {machine}"),
+            ("sans-serif", 20),
+        )?;
+        let areas = root.split_evenly((rows, 1));
+        // Row 1: single-thread, one panel per size.
+        let st = areas[0].split_evenly((1, sizes.len().max(1)));
+        for (area, &size) in st.iter().zip(sizes) {
+            let mut groups = Vec::new();
+            for load in [50, 95] {
+                for op in Op::ALL {
+                    if let Some(rows) = res.ops.get(&(size, Kind::Single { load, op })) {
+                        groups.push((format!("{} {load}%", op.short()), rows.clone()));
+                    }
+                }
+            }
+            bars(
+                area,
+                &format!("single thread, {} table", size.name()),
+                &groups,
+                true,
+            )?;
+        }
+        // One row per size: the three mixes.
+        for (row, &size) in sizes.iter().enumerate() {
+            let panels = areas[1 + row].split_evenly((1, Mix::ALL.len()));
+            for (m, (area, mix)) in panels.iter().zip(Mix::ALL).enumerate() {
+                let mut series: Vec<(&'static str, Vec<f64>)> = Vec::new();
+                for &(name, _) in &IMPLS {
+                    let ys: Vec<f64> = cfg
+                        .threads
+                        .iter()
+                        .map(|&t| {
+                            let k = Kind::Conc { mix: m, threads: t };
+                            res.get(size, k, name).unwrap_or(0.0)
+                        })
+                        .collect();
+                    if ys.iter().any(|&y| y > 0.0) {
+                        series.push((name, ys));
+                    }
+                }
+                let title = format!(
+                    "{} table, {} lookup/insert/remove @ 90 %",
+                    size.name(),
+                    mix.name()
+                );
+                lines(area, &title, &cfg.threads, &series)?;
+            }
+        }
+        if has_limit {
+            let size = Size::Big;
+            let mut groups = Vec::new();
+            for batched in [false, true] {
+                if let Some(rows) = res.ops.get(&(size, Kind::Limit { batched })) {
+                    let o = res.get(size, Kind::Limit { batched }, OURS).unwrap_or(0.0);
+                    let l = res
+                        .get(size, Kind::Limit { batched }, KERNEL)
+                        .unwrap_or(f64::NAN);
+                    let label = format!(
+                        "{}: ours = {:.0} % of limit",
+                        if batched { "batched" } else { "plain" },
+                        100.0 * o / l
+                    );
+                    groups.push((label, rows.clone()));
+                }
+            }
+            let area = &areas[rows - 1];
+            let half = area.split_evenly((1, 2));
+            bars(
+                &half[0],
+                "big table: lookups by hash vs the memory limit",
+                &groups,
+                false,
+            )?;
+        }
+        root.present()?;
+        Ok(())
+    }
+}
+
+// ----- main -----------------------------------------------------------------------
+
+fn main() {
+    let cfg = Config::parse();
+    assert!(
+        same_hash(0x1234_5678),
+        "peers must hash like our default hasher"
+    );
+    let progress = Progress {
+        start: Instant::now(),
+        tty: std::io::stderr().is_terminal(),
+    };
+    let machine = machine_info();
+    let mut res = Results::default();
+    let mut run = 0;
+    for &size in &cfg.sizes {
+        run_size(&cfg, size, &mut res, &progress, &mut run);
+    }
+    let elapsed = progress.start.elapsed().as_secs_f64();
+    progress.say(&format!("done in {elapsed:.0} s"));
+    progress.done();
+
+    let mut md = String::new();
+    md.push_str("# lockfree-cuckoo-filter compared with its peers\n\n");
+    md.push_str("Generated by `cargo run --release --example compare");
+    if cfg.quick {
+        md.push_str(" -- --quick");
+    }
+    md.push_str("`.\n\n");
+    for line in &machine {
+        let _ = writeln!(md, "- {line}");
+    }
+    let big_bytes = Ours::new(Size::Big.capacity(cfg.big_mib)).bytes();
+    let _ = writeln!(
+        md,
+        "- tables: small = `with_capacity({})` ({} KiB), big = {:.0} MiB (ours; peers get the largest power-of-two slot count not above ours); 16-bit fingerprints, buckets of 4, except `cuckoofilter` (8-bit, fixed)",
+        Size::Small.capacity(cfg.big_mib),
+        Ours::new(Size::Small.capacity(cfg.big_mib)).bytes() / 1024,
+        big_bytes as f64 / 1048576.0
+    );
+    let _ = writeln!(
+        md,
+        "- windows: {} ms per single-thread figure (best of 3), {} ms per concurrent run; run took {elapsed:.0} s; load average at end: {}",
+        cfg.st_time.as_millis(),
+        cfg.conc_time.as_millis(),
+        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
+    );
+    md.push_str("- every implementation hashes the `u64` keys with the same XXH3; ratio = ops/s ÷ this crate's ops/s in the same workload; bits/item and FPR at 95 % load (FPR from the miss lookups); the Bloom filter is sized for our FPR bound at 95 % load; concurrent lookups are half hits, half misses\n");
+    for n in &res.notes {
+        let _ = writeln!(md, "- {n}");
+    }
+    md.push('\n');
+    let tab = table(&res);
+    md.push_str(&tab);
+    md.push_str("\nTargets of issue #4 in this run:\n\n");
+    for t in targets(&res, &cfg.threads) {
+        let _ = writeln!(md, "- {t}");
+    }
+
+    println!("{tab}");
+    for t in targets(&res, &cfg.threads) {
+        println!("- {t}");
+    }
+    if let Err(e) = std::fs::create_dir_all(&cfg.out) {
+        eprintln!("compare: cannot create {}: {e}", cfg.out.display());
+        return;
+    }
+    let md_path = cfg.out.join("compare.md");
+    match std::fs::write(&md_path, &md) {
+        Ok(()) => eprintln!("wrote {}", md_path.display()),
+        Err(e) => eprintln!("compare: cannot write {}: {e}", md_path.display()),
+    }
+    let svg_path = cfg.out.join("compare.svg");
+    let short_machine = machine.first().cloned().unwrap_or_default();
+    match chart::draw(&svg_path, &res, &cfg, &short_machine) {
+        Ok(()) => eprintln!("wrote {}", svg_path.display()),
+        Err(e) => eprintln!("compare: cannot draw {}: {e}", svg_path.display()),
+    }
+}
