@@ -211,12 +211,16 @@ impl<S> CuckooFilter<S> {
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> usize {
         let n = hashes.len().min(out.len());
         dispatch!(&self.table, t => {
-            for (hs, os) in hashes[..n].chunks(GROUP).zip(out[..n].chunks_mut(GROUP)) {
-                let mut positions = [Position { i1: 0, i2: 0, fp: 0 }; GROUP];
-                for (p, &h) in positions.iter_mut().zip(hs) {
-                    *p = t.position(h);
+            // A pipeline: group k+1's buckets are prefetched before group k is
+            // compared, so while one group's loads are answered the next
+            // group's misses are already in flight.
+            let mut groups = hashes[..n].chunks(GROUP).zip(out[..n].chunks_mut(GROUP));
+            let mut next = groups.next().map(|(hs, os)| (positions_of(t, hs), os));
+            while let Some((positions, answers)) = next.take() {
+                next = groups.next().map(|(hs, os)| (positions_of(t, hs), os));
+                for (p, a) in positions.iter().zip(answers.iter_mut()) {
+                    *a = t.contains(*p);
                 }
-                t.contains_group(&positions[..hs.len()], os);
             }
         });
         n
@@ -424,6 +428,38 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[inline]
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
         self.remove_hash(self.hasher.hash_one(item))
+    }
+}
+
+/// The positions of up to [`GROUP`] hashes, each prefetched.
+#[inline(always)]
+fn positions_of<W: Width>(t: &Table<W>, hashes: &[u64]) -> PositionGroup {
+    let mut positions = PositionGroup::default();
+    for &h in hashes {
+        let p = t.position(h);
+        t.prefetch(p);
+        positions.push(p);
+    }
+    positions
+}
+
+/// A fixed array of positions and how many are in use (no allocation).
+#[derive(Default)]
+struct PositionGroup {
+    items: [Position; GROUP],
+    len: usize,
+}
+
+impl PositionGroup {
+    #[inline(always)]
+    fn push(&mut self, p: Position) {
+        self.items[self.len] = p;
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn iter(&self) -> std::slice::Iter<'_, Position> {
+        self.items[..self.len].iter()
     }
 }
 

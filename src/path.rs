@@ -112,6 +112,10 @@ pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> 
                 }
                 let child = table.alternate(node.bucket, fp);
                 if child != node.bucket && !on_path(&nodes, head, child) {
+                    // Read when its level comes up; start the miss now, so a
+                    // level of the search costs about one memory latency, not
+                    // one per bucket.
+                    table.prefetch_bucket(child);
                     nodes.push(Node {
                         bucket: child,
                         fp,

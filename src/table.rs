@@ -22,7 +22,7 @@ use crate::count::ItemCount;
 use crate::fingerprint::{self as fpr, Width};
 use crate::path;
 use crate::relocation::{self, RelocationCounters, Snapshot};
-use crate::sync::{zeroed_lines, AtomicU64, CacheLine, Ordering};
+use crate::sync::{prefetch, zeroed_blocks, AtomicU64, Block, Ordering};
 
 /// Largest bucket count: bucket indices come from the low 32 bits of the hash.
 pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
@@ -36,14 +36,14 @@ pub(crate) fn valid_bucket_count(buckets: u64) -> bool {
 /// Slots per bucket.
 pub(crate) const SLOTS: u32 = 4;
 
-/// Lookups whose bucket loads [`Table::contains_group`] overlaps.
+/// Lookups whose bucket loads a batched lookup prefetches together.
 pub(crate) const GROUP: usize = 16;
 
 const SUCCESS: Ordering = Ordering::AcqRel;
 const FAILURE: Ordering = Ordering::Acquire;
 
 /// Where an item lives: its two candidate buckets and its fingerprint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Position {
     pub(crate) i1: u64,
     pub(crate) i2: u64,
@@ -64,7 +64,7 @@ pub(crate) type BucketWords = [u64; 2];
 
 /// A table of `buckets` buckets of fingerprints of width `W`.
 pub(crate) struct Table<W: Width> {
-    lines: Box<[CacheLine]>,
+    blocks: Box<[Block]>,
     buckets: u64,
     relocations: RelocationCounters,
     count: ItemCount,
@@ -76,9 +76,9 @@ impl<W: Width> Table<W> {
     /// `buckets` must be even and in `2..=MAX_BUCKETS` (the builder checks).
     pub(crate) fn new(buckets: u64) -> Option<Self> {
         debug_assert!(valid_bucket_count(buckets));
-        let lines = usize::try_from(Self::words_for(buckets).div_ceil(8)).ok()?;
+        let blocks = usize::try_from(Self::words_for(buckets).div_ceil(2)).ok()?;
         Some(Self {
-            lines: zeroed_lines(lines)?,
+            blocks: zeroed_blocks(blocks)?,
             buckets,
             relocations: RelocationCounters::new(buckets),
             count: ItemCount::new(),
@@ -91,9 +91,9 @@ impl<W: Width> Table<W> {
         (buckets * u64::from(SLOTS)).div_ceil(u64::from(W::LANES))
     }
 
-    /// Bytes of table memory for `buckets` buckets (whole cache lines).
+    /// Bytes of table memory for `buckets` buckets (whole 16-byte blocks).
     pub(crate) fn table_bytes_for(buckets: u64) -> u64 {
-        Self::words_for(buckets).div_ceil(8) * 64
+        Self::words_for(buckets).div_ceil(2) * 16
     }
 
     pub(crate) fn buckets(&self) -> u64 {
@@ -105,15 +105,15 @@ impl<W: Width> Table<W> {
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
-        std::mem::size_of_val(&*self.lines)
+        std::mem::size_of_val(&*self.blocks)
             + self.relocations.memory_usage()
             + self.count.memory_usage()
     }
 
     /// Empties the table. `&mut self`: no operation can be in flight.
     pub(crate) fn clear(&mut self) {
-        for line in self.lines.iter() {
-            for word in &line.0 {
+        for block in self.blocks.iter() {
+            for word in &block.0 {
                 word.store(0, Ordering::Relaxed);
             }
         }
@@ -158,7 +158,7 @@ impl<W: Width> Table<W> {
 
     #[inline(always)]
     fn word(&self, index: usize) -> &AtomicU64 {
-        &self.lines[index / 8].0[index % 8]
+        &self.blocks[index / 2].0[index % 2]
     }
 
     #[inline(always)]
@@ -184,6 +184,12 @@ impl<W: Width> Table<W> {
             self.word(index / W::LANES as usize),
             (index % W::LANES as usize) as u32,
         )
+    }
+
+    /// Starts loading `bucket` into the cache (see [`prefetch`]).
+    #[inline(always)]
+    pub(crate) fn prefetch_bucket(&self, bucket: u64) {
+        prefetch(self.word(self.locus(bucket).first));
     }
 
     /// Loads a bucket's words (Acquire).
@@ -288,7 +294,8 @@ impl<W: Width> Table<W> {
             // misses overlap.
             let a = self.load_bucket(pos.i1);
             let b = self.load_bucket(pos.i2);
-            if self.holds(&a, pos.i1, pos.fp) || self.holds(&b, pos.i2, pos.fp) {
+            // `|`, not `||`: one branch for both buckets.
+            if self.holds(&a, pos.i1, pos.fp) | self.holds(&b, pos.i2, pos.fp) {
                 return true;
             }
             if snapshot.unchanged() {
@@ -297,33 +304,21 @@ impl<W: Width> Table<W> {
         }
     }
 
-    /// [`Self::contains`] for a group of positions, with every bucket load of
-    /// the group issued before any is compared, so that up to
-    /// `2 · positions.len()` cache misses are in flight at once. A miss whose
-    /// counter moved is re-checked by the one-item path.
-    #[inline]
-    pub(crate) fn contains_group(&self, positions: &[Position], out: &mut [bool]) {
-        debug_assert!(positions.len() <= GROUP && out.len() == positions.len());
-        let mut snapshots = [None; GROUP];
-        for (s, p) in snapshots.iter_mut().zip(positions) {
-            *s = Some(Snapshot::take(self.relocations.for_pair(p.i1, p.i2)));
-        }
-        let mut words = [[0u64; 2]; 2 * GROUP];
-        for (w, p) in words.chunks_exact_mut(2).zip(positions) {
-            w[0] = self.load_bucket(p.i1);
-            w[1] = self.load_bucket(p.i2);
-        }
-        for (k, p) in positions.iter().enumerate() {
-            let hit =
-                self.holds(&words[2 * k], p.i1, p.fp) || self.holds(&words[2 * k + 1], p.i2, p.fp);
-            out[k] = hit || (!snapshots[k].is_some_and(|s| s.unchanged()) && self.contains(*p));
-        }
+    /// Starts loading both buckets of `pos` into the cache, without waiting.
+    /// Batched lookups call it one group ahead, so that a group's cache misses
+    /// are in flight together while the previous group is compared.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, pos: Position) {
+        self.prefetch_bucket(pos.i1);
+        self.prefetch_bucket(pos.i2);
     }
 
     /// Removes one copy of the fingerprint of `pos` from its pair, validated
     /// like a lookup. False if (validly) none was there.
     pub(crate) fn remove_copy(&self, pos: Position) -> bool {
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
+        // The second bucket's miss overlaps the first's.
+        self.prefetch_bucket(pos.i2);
         loop {
             let snapshot = Snapshot::take(counter);
             if self.take(pos.i1, pos.fp) || self.take(pos.i2, pos.fp) {
@@ -347,6 +342,8 @@ impl<W: Width> Table<W> {
     /// Inserts an item at `pos`. On `Err` the table holds the same multiset of
     /// fingerprints it held before (relocations made meanwhile are valid moves).
     pub(crate) fn insert(&self, pos: Position) -> Result<(), Full> {
+        // The second bucket's miss overlaps the first's.
+        self.prefetch_bucket(pos.i2);
         if self.put(pos.i1, pos.fp) || self.put(pos.i2, pos.fp) || path::insert(self, pos) {
             self.count.increment(pos.i1);
             Ok(())
