@@ -1,0 +1,83 @@
+//! Model 2: `remove` racing a relocation of the very fingerprint it removes.
+//!
+//! Defences checked:
+//! - the validated search of `remove_copy` (relocation counter, as for a
+//!   lookup): a remove that scans the bucket the copy is about to land in, then
+//!   the bucket it just left, must not report a live item absent;
+//! - the mover's fallback in `relocate`: a mover that finds its source copy
+//!   gone (the remove took it, after the copy was made) removes one copy of the
+//!   pair instead, so the pair ends with exactly as many copies as live items.
+//!
+//! Set-up ([`common::one_step`], 4 buckets): another thread inserts an item
+//! whose cuckoo path moves `movers[0]` between `from` and `to`; the main thread
+//! removes that item, aimed first at either bucket. The remove must succeed
+//! (the item was live throughout), the pair must end with no copy of it
+//! (`__copies`), a later `contains` must agree, and the table ends exact
+//! (model 6).
+//!
+//! Mutations it catches: removes without validation and the counter bumped
+//! after the clear ("remove missed a live item", the cases that scan the
+//! destination first); no fallback in `relocate`, and `take` by load + store
+//! instead of CAS ("copies ... left in its pair", all cases); clearing before
+//! copying and Relaxed bucket accesses (remove missed a live item).
+#![cfg(loom)]
+
+mod common;
+
+use common::{assert_holds_exactly, check, filter, key, one_step};
+use loom::sync::Arc;
+use loom::thread;
+
+fn remove_during_relocation(from: u64, to: u64, remove_first: u64) {
+    check(move || {
+        let f = filter(4);
+        let mut s = one_step(&f, from, to);
+        let target = f.__hash_for(remove_first, s.movers[0]);
+        let x = s.x;
+
+        let f = Arc::new(f);
+        let inserter = {
+            let f = Arc::clone(&f);
+            thread::spawn(move || f.insert_hash(x))
+        };
+        let removed = f.remove_hash(target);
+        inserter.join().unwrap().expect("room one step away");
+
+        assert!(removed, "remove missed a live item being relocated");
+        assert_eq!(
+            f.__copies(target),
+            0,
+            "copies of the removed item left in its pair"
+        );
+        assert!(
+            !f.contains_hash(target),
+            "contains disagrees with the table"
+        );
+        let gone = s.live.iter().position(|&h| key(&f, h) == key(&f, target));
+        s.live
+            .remove(gone.expect("the target was put in by the set-up"));
+        s.live.push(x);
+        assert_holds_exactly(&f, &s.live);
+    });
+}
+
+/// Move 0 -> 3, remove scans 3 first (the copy's destination): the search
+/// needs the counter, and a take from 0 between copy and clear needs the
+/// fallback.
+#[test]
+fn remove_vs_move_into_first_bucket() {
+    remove_during_relocation(0, 3, 3);
+}
+
+/// Move 0 -> 3, remove scans 0 first: it takes the source copy whenever it
+/// runs between the mover's copy and clear (fallback).
+#[test]
+fn remove_vs_move_into_second_bucket() {
+    remove_during_relocation(0, 3, 0);
+}
+
+/// Move 3 -> 0, remove scans 0 first (the destination).
+#[test]
+fn remove_vs_reverse_move_into_first_bucket() {
+    remove_during_relocation(3, 0, 0);
+}
