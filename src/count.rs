@@ -79,3 +79,30 @@ impl ItemCount {
         std::mem::size_of_val(&*self.shards)
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_across_shards_and_clamps_mid_flight() {
+        let c = ItemCount::new();
+        for key in 0..100 {
+            c.increment(key);
+        }
+        for key in 0..40 {
+            c.decrement(key);
+        }
+        assert_eq!(c.get(), 60);
+        // A remove counted before its insert: one shard negative, sum clamped.
+        let d = ItemCount::new();
+        d.decrement(3);
+        assert_eq!(d.get(), 0);
+        d.increment(3);
+        assert_eq!(d.get(), 0);
+        c.set(7);
+        assert_eq!(c.get(), 7);
+        c.reset();
+        assert_eq!(c.get(), 0);
+    }
+}

@@ -91,3 +91,29 @@ impl<'a> Snapshot<'a> {
 pub(crate) fn publish(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Release);
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pair_has_one_counter_whichever_bucket_asks() {
+        let r = RelocationCounters::new(1 << 20);
+        for (a, b) in [(0, 1), (5, 900_001), (77, 3)] {
+            assert!(std::ptr::eq(r.for_pair(a, b), r.for_pair(b, a)));
+        }
+        assert_eq!(r.stripes.len(), MAX_STRIPES);
+        assert_eq!(RelocationCounters::new(2).stripes.len(), 1);
+    }
+
+    #[test]
+    fn a_snapshot_sees_a_published_move() {
+        let r = RelocationCounters::new(1024);
+        let counter = r.for_pair(1, 2);
+        let snapshot = Snapshot::take(counter);
+        assert!(snapshot.unchanged());
+        publish(r.for_pair(2, 1));
+        assert!(!snapshot.unchanged());
+        assert!(Snapshot::take(counter).unchanged());
+    }
+}

@@ -79,3 +79,28 @@ pub(crate) fn prefetch(word: &AtomicU64) {
     #[cfg(not(all(target_arch = "x86_64", not(loom))))]
     let _ = word;
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zeroed_blocks_are_empty_and_aligned() {
+        for n in [0, 1, 3, 1 << 20] {
+            let blocks = zeroed_blocks(n).expect("allocation");
+            assert_eq!(blocks.len(), n);
+            assert_eq!(blocks.as_ptr() as usize % 16, 0);
+            assert!(blocks
+                .iter()
+                .step_by(4099)
+                .all(|b| b.0.iter().all(|w| w.load(Ordering::Relaxed) == 0)));
+            if let Some(b) = blocks.last() {
+                prefetch(&b.0[1]);
+            }
+        }
+        assert!(
+            zeroed_blocks(usize::MAX).is_none(),
+            "an impossible size is refused, not an abort"
+        );
+    }
+}

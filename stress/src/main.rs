@@ -30,6 +30,8 @@ use std::time::{Duration, Instant};
 
 use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, InsertError};
 
+mod growable;
+
 const HELP: &str = "\
 stress: many threads run a seeded random mix of contains/insert/remove on one
 shared lockfree-cuckoo-filter, held near a given load, checking every guarantee
@@ -58,6 +60,10 @@ OPTIONS:
     --shared-pct P     percentage of operations on shared keys [default: 5]
     --fpr-probes N     never-inserted keys probed at the end to measure the
                        false-positive rate [default: 1000000]
+    --growable         run against a GrowableCuckooFilter that starts at
+                       capacity/1024 and grows to hold capacity*load items,
+                       with inserts and lookups (no removes: see
+                       stress/src/growable.rs)
     --keep-going       do not stop at the first violation
     --quiet            no progress line
     -h, --help         this text
@@ -96,6 +102,7 @@ struct Config {
     fpr_probes: u64,
     keep_going: bool,
     quiet: bool,
+    growable: bool,
 }
 
 impl Default for Config {
@@ -114,6 +121,7 @@ impl Default for Config {
             fpr_probes: 1_000_000,
             keep_going: false,
             quiet: false,
+            growable: false,
         }
     }
 }
@@ -140,6 +148,9 @@ impl Config {
         if let Some(n) = self.ops {
             let _ = write!(s, " --ops {n}");
         }
+        if self.growable {
+            s.push_str(" --growable");
+        }
         s
     }
 }
@@ -159,6 +170,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, 
             "-h" | "--help" => return Ok(None),
             "--keep-going" => cfg.keep_going = true,
             "--quiet" => cfg.quiet = true,
+            "--growable" => cfg.growable = true,
             _ => {
                 let value = match inline {
                     Some(v) => v,
@@ -610,6 +622,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if cfg.growable {
+        return if growable::run(&cfg) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
     let filter = match CuckooFilter::builder()
         .capacity(cfg.capacity)
         .fingerprint_bits(cfg.bits)
