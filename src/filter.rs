@@ -3,7 +3,7 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
-use crate::builder::{buckets_for, table_bytes, Builder, FingerprintBits};
+use crate::builder::{table_bytes, Builder, FingerprintBits};
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::{self, Width, W16, W32, W8};
 use crate::hasher::DefaultHashBuilder;
@@ -533,9 +533,3 @@ const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<CuckooFilter>();
 };
-
-/// Buckets for a capacity; re-exported for tests that size tables by hand.
-#[doc(hidden)]
-pub fn __buckets_for(capacity: usize) -> Result<u64, BuildError> {
-    buckets_for(capacity)
-}

@@ -121,8 +121,6 @@ pub use builder::{Builder, FingerprintBits};
 #[cfg(feature = "rayon")]
 pub use error::BulkInsertError;
 pub use error::{BuildError, DecodeError, GrowError, InsertError, MergeError};
-#[doc(hidden)]
-pub use filter::__buckets_for;
 pub use filter::CuckooFilter;
 pub use format::HasherIdentity;
 pub use growable::{GrowableBuilder, GrowableCuckooFilter};
