@@ -4,9 +4,8 @@
 use std::hash::BuildHasher;
 
 use crate::error::BuildError;
-use crate::fingerprint::{Width, W16, W32, W8};
 use crate::hasher::DefaultHashBuilder;
-use crate::table::{Table, MAX_BUCKETS, SLOTS};
+use crate::table::{MAX_BUCKETS, SLOTS};
 use crate::CuckooFilter;
 
 /// The load factor the table is sized for: `with_capacity(n)` gives about
@@ -247,18 +246,6 @@ pub(crate) fn buckets_for(capacity: usize) -> Result<u64, BuildError> {
         return Err(too_large);
     }
     Ok(buckets)
-}
-
-/// Bytes of table memory for `buckets` buckets of width `bits`.
-pub(crate) fn table_bytes(bits: FingerprintBits, buckets: u64) -> u64 {
-    fn of<W: Width>(buckets: u64) -> u64 {
-        Table::<W>::table_bytes_for(buckets)
-    }
-    match bits {
-        FingerprintBits::Bits8 => of::<W8>(buckets),
-        FingerprintBits::Bits16 => of::<W16>(buckets),
-        FingerprintBits::Bits32 => of::<W32>(buckets),
-    }
 }
 
 #[cfg(test)]

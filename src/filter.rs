@@ -3,11 +3,11 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
-use crate::builder::{table_bytes, Builder, FingerprintBits};
+use crate::builder::{Builder, FingerprintBits};
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::{self, Width, W16, W32, W8};
 use crate::hasher::DefaultHashBuilder;
-use crate::table::{Position, Table, GROUP, SLOTS};
+use crate::table::{table_bytes_for, Position, Table, GROUP, SLOTS};
 
 /// The table behind a filter, one variant per fingerprint width. Each variant
 /// is fully monomorphised: the match in [`dispatch!`] is the only run-time cost
@@ -140,7 +140,7 @@ impl<S> CuckooFilter<S> {
         hasher: S,
     ) -> Result<Self, BuildError> {
         let table = AnyTable::new(bits, buckets).ok_or(BuildError::AllocationFailed {
-            bytes: table_bytes(bits, buckets),
+            bytes: table_bytes_for(bits.bits(), buckets),
         })?;
         Ok(Self { table, hasher })
     }

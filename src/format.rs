@@ -28,9 +28,9 @@
 use crate::builder::FingerprintBits;
 use crate::error::DecodeError;
 use crate::filter::{dispatch, AnyTable};
-use crate::fingerprint::{self, Width, W16, W32, W8};
+use crate::fingerprint::{self, Width};
 use crate::hasher::DefaultHashBuilder;
-use crate::table::{valid_bucket_count, Table, SLOTS};
+use crate::table::{self, valid_bucket_count, Table, SLOTS};
 use crate::{CuckooFilter, GrowableCuckooFilter};
 
 /// The first eight bytes of every encoded filter.
@@ -183,18 +183,7 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, DecodeError> {
-        decode(bytes, |id, seed| {
-            if id == S::ID && seed == hasher.seed() {
-                Ok(hasher)
-            } else {
-                Err(DecodeError::HasherMismatch {
-                    expected_id: S::ID,
-                    expected_seed: hasher.seed(),
-                    found_id: id,
-                    found_seed: seed,
-                })
-            }
-        })
+        decode(bytes, |id, seed| exactly(hasher, id, seed))
     }
 }
 
@@ -224,18 +213,35 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-        decode(bytes, |id, seed| {
-            if id == DefaultHashBuilder::ID {
-                Ok(DefaultHashBuilder::with_seed(seed))
-            } else {
-                Err(DecodeError::HasherMismatch {
-                    expected_id: DefaultHashBuilder::ID,
-                    expected_seed: seed,
-                    found_id: id,
-                    found_seed: seed,
-                })
-            }
-        })
+        decode(bytes, default_with_seed)
+    }
+}
+
+/// Accepts bytes that name `hasher` exactly (its id and its seed).
+fn exactly<S: HasherIdentity>(hasher: S, id: u64, seed: u64) -> Result<S, DecodeError> {
+    if (id, seed) == (S::ID, hasher.seed()) {
+        Ok(hasher)
+    } else {
+        Err(mismatch((S::ID, hasher.seed()), (id, seed)))
+    }
+}
+
+/// Accepts bytes that name the default hasher with any seed, and rebuilds it.
+fn default_with_seed(id: u64, seed: u64) -> Result<DefaultHashBuilder, DecodeError> {
+    if id == DefaultHashBuilder::ID {
+        Ok(DefaultHashBuilder::with_seed(seed))
+    } else {
+        Err(mismatch((DefaultHashBuilder::ID, seed), (id, seed)))
+    }
+}
+
+/// The hasher named by the bytes (`found`) is not the one expected.
+fn mismatch(expected: (u64, u64), found: (u64, u64)) -> DecodeError {
+    DecodeError::HasherMismatch {
+        expected_id: expected.0,
+        expected_seed: expected.1,
+        found_id: found.0,
+        found_seed: found.1,
     }
 }
 
@@ -305,19 +311,7 @@ impl<S: HasherIdentity> GrowableCuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, DecodeError> {
-        let (id, seed) = (S::ID, hasher.seed());
-        decode_chain(bytes, hasher, |found_id, found_seed| {
-            if (found_id, found_seed) == (id, seed) {
-                Ok(())
-            } else {
-                Err(DecodeError::HasherMismatch {
-                    expected_id: id,
-                    expected_seed: seed,
-                    found_id,
-                    found_seed,
-                })
-            }
-        })
+        decode_chain(bytes, |id, seed| exactly(hasher, id, seed))
     }
 }
 
@@ -337,19 +331,13 @@ impl GrowableCuckooFilter<DefaultHashBuilder> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-        // The seed is in every table's header; the first table's is checked
-        // against the CRC like the rest before it is trusted.
-        let seed = chain_tables(bytes)?
-            .next()
-            .and_then(|table| table.get(24..32))
-            .map_or(0, |s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])));
-        GrowableCuckooFilter::from_bytes_with_hasher(bytes, DefaultHashBuilder::with_seed(seed))
+        decode_chain(bytes, default_with_seed)
     }
 }
 
-/// Checks a growable filter's header, length and checksum, and returns an
-/// iterator over its tables' encodings (each still to be decoded).
-fn chain_tables(bytes: &[u8]) -> Result<impl Iterator<Item = &[u8]>, DecodeError> {
+/// Checks a growable filter's header, length and checksum, and returns its
+/// false-positive rate and its tables' encodings (each still to be decoded).
+fn chain_tables(bytes: &[u8]) -> Result<(f64, Vec<&[u8]>), DecodeError> {
     let prefix = bytes.len().min(CHAIN_MAGIC.len());
     if bytes[..prefix] != CHAIN_MAGIC[..prefix] {
         return Err(DecodeError::BadMagic);
@@ -414,21 +402,43 @@ fn chain_tables(bytes: &[u8]) -> Result<impl Iterator<Item = &[u8]>, DecodeError
             actual: bytes.len() as u64,
         });
     }
-    Ok(tables.into_iter())
+    let rate = f64::from_bits(u64::from_le_bytes([
+        header[16], header[17], header[18], header[19], header[20], header[21], header[22],
+        header[23],
+    ]));
+    Ok((rate, tables))
 }
 
+/// Decodes a chain. The hasher is resolved from the first table's recorded
+/// identity (by `resolve`, as for a single filter); every later table must
+/// record the same identity.
 fn decode_chain<S>(
     bytes: &[u8],
-    hasher: S,
-    check_hasher: impl Fn(u64, u64) -> Result<(), DecodeError>,
+    resolve: impl FnOnce(u64, u64) -> Result<S, DecodeError>,
 ) -> Result<GrowableCuckooFilter<S>, DecodeError> {
-    let rate = match bytes.get(16..24) {
-        Some(r) => f64::from_bits(u64::from_le_bytes(r.try_into().unwrap_or([0; 8]))),
-        None => 0.0,
+    let (rate, encodings) = chain_tables(bytes)?;
+    let mut resolve = Some(resolve);
+    let mut first: Option<((u64, u64), S)> = None;
+    let mut tables = Vec::with_capacity(encodings.len());
+    for encoding in encodings {
+        tables.push(decode(encoding, |id, seed| {
+            match (&first, resolve.take()) {
+                (None, Some(resolve)) => {
+                    first = Some(((id, seed), resolve(id, seed)?));
+                    Ok(())
+                }
+                (Some((identity, _)), _) if *identity != (id, seed) => {
+                    Err(mismatch(*identity, (id, seed)))
+                }
+                _ => Ok(()),
+            }
+        })?);
+    }
+    let Some((_, hasher)) = first else {
+        return Err(DecodeError::InvalidChain {
+            reason: "no tables",
+        });
     };
-    let tables = chain_tables(bytes)?
-        .map(|table| decode(table, &check_hasher))
-        .collect::<Result<Vec<_>, _>>()?;
     GrowableCuckooFilter::from_tables(tables, rate, hasher)
         .map_err(|reason| DecodeError::InvalidChain { reason })
 }
@@ -494,14 +504,6 @@ fn u64_at(header: &[u8; HEADER_LEN], at: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-fn words_for(bits: FingerprintBits, buckets: u64) -> u64 {
-    match bits {
-        FingerprintBits::Bits8 => Table::<W8>::words_for(buckets),
-        FingerprintBits::Bits16 => Table::<W16>::words_for(buckets),
-        FingerprintBits::Bits32 => Table::<W32>::words_for(buckets),
-    }
-}
-
 /// Checks everything that does not need the table's contents.
 fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
     let actual = bytes.len() as u64;
@@ -533,7 +535,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
         return Err(DecodeError::InvalidBucketCount { buckets });
     }
     let words = u64_at(header, 48);
-    let expected_words = words_for(bits, buckets);
+    let expected_words = table::words_for(bits.bits(), buckets);
     if words != expected_words {
         return Err(DecodeError::WordCountMismatch {
             expected: expected_words,
@@ -602,7 +604,7 @@ fn decode_table<W: Width>(p: &Parsed<'_>) -> Result<Table<W>, DecodeError> {
         });
     }
     let failed = DecodeError::AllocationFailed {
-        bytes: Table::<W>::table_bytes_for(p.buckets),
+        bytes: table::table_bytes_for(W::BITS, p.buckets),
     };
     let len = usize::try_from(found).map_err(|_| failed)?;
     Table::from_words(p.buckets, p.body.chunks_exact(8).map(word_at), len).ok_or(failed)

@@ -50,11 +50,11 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
-use crate::builder::{buckets_for, table_bytes, FingerprintBits};
+use crate::builder::{buckets_for, FingerprintBits};
 use crate::error::{BuildError, GrowError};
 use crate::hasher::DefaultHashBuilder;
 use crate::sync::epoch::{self, Arc, Current, Guard, Published};
-use crate::table::MAX_BUCKETS;
+use crate::table::{table_bytes_for, MAX_BUCKETS};
 use crate::CuckooFilter;
 
 /// One table of the chain: a filter that takes hashes (the chain hashes once).
@@ -125,7 +125,7 @@ impl Chain {
         })?;
         let table = CuckooFilter::from_parts(bits, buckets, ()).map_err(|_| {
             GrowError::AllocationFailed {
-                bytes: table_bytes(bits, buckets),
+                bytes: table_bytes_for(bits.bits(), buckets),
             }
         })?;
         let mut tables = Vec::with_capacity(self.tables.len() + 1);

@@ -27,6 +27,18 @@ use crate::sync::{prefetch, zeroed_blocks, AtomicU64, Block, Ordering};
 /// Largest bucket count: bucket indices come from the low 32 bits of the hash.
 pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
 
+/// Words that `buckets` buckets of `bits`-bit fingerprints fill (4 slots a
+/// bucket, 64 bits a word). At most 2^33 for the largest table.
+pub(crate) fn words_for(bits: u32, buckets: u64) -> u64 {
+    (buckets * u64::from(SLOTS) * u64::from(bits)).div_ceil(64)
+}
+
+/// Bytes of table memory for `buckets` buckets of `bits`-bit fingerprints:
+/// whole 16-byte blocks (see [`Block`]).
+pub(crate) fn table_bytes_for(bits: u32, buckets: u64) -> u64 {
+    words_for(bits, buckets).div_ceil(2) * 16
+}
+
 /// Whether a table can have `buckets` buckets: even (see
 /// [`Table::alternate`]), at least 2, at most [`MAX_BUCKETS`].
 pub(crate) fn valid_bucket_count(buckets: u64) -> bool {
@@ -88,12 +100,7 @@ impl<W: Width> Table<W> {
 
     /// Words needed for `buckets` buckets.
     pub(crate) fn words_for(buckets: u64) -> u64 {
-        (buckets * u64::from(SLOTS)).div_ceil(u64::from(W::LANES))
-    }
-
-    /// Bytes of table memory for `buckets` buckets (whole 16-byte blocks).
-    pub(crate) fn table_bytes_for(buckets: u64) -> u64 {
-        Self::words_for(buckets).div_ceil(2) * 16
+        words_for(W::BITS, buckets)
     }
 
     pub(crate) fn buckets(&self) -> u64 {
