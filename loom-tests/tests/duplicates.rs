@@ -22,7 +22,6 @@ mod common;
 
 use common::{assert_holds_exactly, check, filter, fp, fps, prefill};
 use loom::sync::Arc;
-use loom::thread;
 
 #[test]
 fn insert_insert_remove_of_one_item() {
@@ -39,14 +38,8 @@ fn insert_insert_remove_of_one_item() {
         let h_from_3 = f.__hash_for(3, h_fp);
 
         let f = Arc::new(f);
-        let mover = {
-            let f = Arc::clone(&f);
-            thread::spawn(move || f.insert_hash(x))
-        };
-        let again = {
-            let f = Arc::clone(&f);
-            thread::spawn(move || f.insert_hash(h))
-        };
+        let mover = common::spawn_insert(&f, x);
+        let again = common::spawn_insert(&f, h);
         let removed = f.remove_hash(h_from_3);
         mover.join().unwrap().expect("room one step away");
         again.join().unwrap().expect("room in bucket 3");

@@ -23,16 +23,12 @@ mod common;
 
 use common::{assert_holds_exactly, check, filter, fp, fps, prefill};
 use loom::sync::Arc;
-use loom::thread;
 
 /// Runs inserts of `x` (spawned thread) and `y` (main thread) on `f`, then
 /// checks that the table holds exactly `live` plus the successful ones.
 fn race(f: common::Filter, mut live: Vec<u64>, x: u64, y: u64, both_fit: bool) {
     let f = Arc::new(f);
-    let other = {
-        let f = Arc::clone(&f);
-        thread::spawn(move || f.insert_hash(x))
-    };
+    let other = common::spawn_insert(&f, x);
     let ry = f.insert_hash(y);
     let rx = other.join().unwrap();
 

@@ -29,7 +29,6 @@ mod common;
 
 use common::{assert_holds_exactly, check, filter, one_step};
 use loom::sync::Arc;
-use loom::thread;
 
 fn contains_during_relocation(from: u64, to: u64, lookup_first: u64) {
     check(move || {
@@ -40,10 +39,7 @@ fn contains_during_relocation(from: u64, to: u64, lookup_first: u64) {
         let x = s.x;
 
         let f = Arc::new(f);
-        let inserter = {
-            let f = Arc::clone(&f);
-            thread::spawn(move || f.insert_hash(x))
-        };
+        let inserter = common::spawn_insert(&f, x);
         assert!(
             f.contains_hash(target),
             "false negative: contains missed a fingerprint being relocated"

@@ -17,7 +17,6 @@ mod common;
 
 use common::{assert_holds_exactly, check, check_with, filter, fp, fps, prefill, Limits};
 use loom::sync::Arc;
-use loom::thread;
 // A plain std counter outside the model, read once loom is done.
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -55,10 +54,7 @@ fn path_invalidated_midway() {
         // that breaks the path (and a mutant that clears before copying
         // passed); this way it does.
         let f = Arc::new(f);
-        let [tx, ty] = [x, y].map(|h| {
-            let f = Arc::clone(&f);
-            thread::spawn(move || f.insert_hash(h))
-        });
+        let [tx, ty] = [x, y].map(|h| common::spawn_insert(&f, h));
         let (rx, ry) = (tx.join().unwrap(), ty.join().unwrap());
         assert!(
             rx.is_ok() && ry.is_ok(),
@@ -118,10 +114,7 @@ fn path_invalidated_midway_then_full() {
         let y = f.__hash_for(3, c[4]);
 
         let f = Arc::new(f);
-        let inserter = {
-            let f = Arc::clone(&f);
-            thread::spawn(move || f.insert_hash(x))
-        };
+        let inserter = common::spawn_insert(&f, x);
         let ry = f.insert_hash(y);
         let rx = inserter.join().unwrap();
         assert!(rx.is_ok() != ry.is_ok(), "one slot, yet {rx:?} and {ry:?}");

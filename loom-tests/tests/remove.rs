@@ -26,7 +26,6 @@ mod common;
 
 use common::{assert_holds_exactly, check, filter, key, one_step};
 use loom::sync::Arc;
-use loom::thread;
 
 fn remove_during_relocation(from: u64, to: u64, remove_first: u64) {
     check(move || {
@@ -36,10 +35,7 @@ fn remove_during_relocation(from: u64, to: u64, remove_first: u64) {
         let x = s.x;
 
         let f = Arc::new(f);
-        let inserter = {
-            let f = Arc::clone(&f);
-            thread::spawn(move || f.insert_hash(x))
-        };
+        let inserter = common::spawn_insert(&f, x);
         let removed = f.remove_hash(target);
         inserter.join().unwrap().expect("room one step away");
 

@@ -8,9 +8,17 @@
 
 #![allow(dead_code)] // each test binary uses a different part of this module
 
-use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
+use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits, InsertError};
+use loom::sync::Arc;
+use loom::thread::{self, JoinHandle};
 
 pub type Filter = CuckooFilter<DefaultHashBuilder>;
+
+/// Inserts `hash` into `f` on a new loom thread; join the handle for the result.
+pub fn spawn_insert(f: &Arc<Filter>, hash: u64) -> JoinHandle<Result<(), InsertError>> {
+    let f = Arc::clone(f);
+    thread::spawn(move || f.insert_hash(hash))
+}
 
 /// Runs `f` under loom. `LOOM_MAX_PREEMPTIONS` (and the other `LOOM_*`
 /// variables) are honoured; without it the preemption bound defaults to 2, the
