@@ -76,6 +76,20 @@ impl<'a> Snapshot<'a> {
         }
     }
 
+    /// Announces a remove on `counter`, before its first take, and returns a
+    /// snapshot that includes the announcement (so that only *other* movers
+    /// and removes count as a change). Acquire, as [`Self::take`]: the search
+    /// that follows sees the copies of every move announced before. The take
+    /// that follows is a Release CAS, so a lookup whose Acquire bucket load
+    /// sees the take also sees this bump when it re-reads the counter.
+    #[inline(always)]
+    pub(crate) fn announce(counter: &'a AtomicU64) -> Self {
+        Self {
+            seen: counter.fetch_add(1, Ordering::Acquire).wrapping_add(1),
+            counter,
+        }
+    }
+
     /// Whether no fingerprint of the pair moved since the snapshot, so that a
     /// search that found nothing may be believed. Acquire (ordering it after the
     /// bucket loads that preceded it, which are Acquire themselves).

@@ -322,18 +322,26 @@ impl<W: Width> Table<W> {
 
     /// Removes one copy of the fingerprint of `pos` from its pair, validated
     /// like a lookup. False if (validly) none was there.
+    ///
+    /// The remove announces itself on the pair's stripe *before* it takes
+    /// anything ([`Snapshot::announce`]): without that, an insert of a colliding
+    /// item into one bucket plus this take from the other would be a move that
+    /// no lookup can see (see [`crate::relocation`], "unannounced moves").
     pub(crate) fn remove_copy(&self, pos: Position) -> bool {
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
         // The second bucket's miss overlaps the first's.
         self.prefetch_bucket(pos.i2);
+        let mut snapshot = Snapshot::announce(counter);
         loop {
-            let snapshot = Snapshot::take(counter);
             if self.take(pos.i1, pos.fp) || self.take(pos.i2, pos.fp) {
                 return true;
             }
             if snapshot.unchanged() {
                 return false;
             }
+            // Another mover or remove of the stripe ran meanwhile: search again.
+            // This announcement still covers the one take this remove makes.
+            snapshot = Snapshot::take(counter);
         }
     }
 
@@ -387,6 +395,7 @@ impl<W: Width> Table<W> {
     /// valid moves. If the source copy vanishes between the copy and the clear
     /// (a remove or another mover took it), the copy just made is one too many,
     /// and one copy is removed from the pair instead, keeping the invariant.
+    /// That take is a remove like any other, announced on the stripe.
     pub(crate) fn relocate(&self, src: u64, slot: u32, fp: u32, dst: u64) -> bool {
         debug_assert_eq!(self.alternate(src, fp), dst);
         let (cell, lane) = self.slot(src, slot);
@@ -402,8 +411,15 @@ impl<W: Width> Table<W> {
                     i2: dst,
                     fp,
                 };
-                let removed = self.remove_copy(pos);
-                debug_assert!(removed, "a mover's own copy is always in the pair");
+                if !self.remove_copy(pos) {
+                    // No copy left to take back: a remove of an item that was
+                    // not in the filter (a second remove of an item inserted
+                    // once) took this mover's extra copy, and returned true for
+                    // it. Count that copy back in, so that `len()` keeps
+                    // agreeing with the table (guarantee 4's "equals the number
+                    // of fingerprints in the table").
+                    self.count.increment(src);
+                }
                 return false;
             }
             match cell.compare_exchange(word, fpr::without_lane::<W>(word, lane), SUCCESS, FAILURE)
