@@ -78,14 +78,20 @@ impl<'a> Snapshot<'a> {
 
     /// Announces a remove on `counter`, before its first take, and returns a
     /// snapshot that includes the announcement (so that only *other* movers
-    /// and removes count as a change). Acquire, as [`Self::take`]: the search
-    /// that follows sees the copies of every move announced before. The take
-    /// that follows is a Release CAS, so a lookup whose Acquire bucket load
-    /// sees the take also sees this bump when it re-reads the counter.
+    /// and removes count as a change).
+    ///
+    /// AcqRel. Acquire, as [`Self::take`]: the search that follows sees the
+    /// copies of every move announced before. Release, because a lookup whose
+    /// snapshot already includes this bump will believe a miss that this
+    /// remove's take caused, unless it can see the copy whose insert preceded
+    /// the remove (a colliding insert into the other bucket): reading the bump
+    /// with Acquire makes that insert visible. And the take that follows is a
+    /// Release CAS, so a lookup whose Acquire bucket load sees the take also
+    /// sees this bump when it re-reads the counter.
     #[inline(always)]
     pub(crate) fn announce(counter: &'a AtomicU64) -> Self {
         Self {
-            seen: counter.fetch_add(1, Ordering::Acquire).wrapping_add(1),
+            seen: counter.fetch_add(1, Ordering::AcqRel).wrapping_add(1),
             counter,
         }
     }

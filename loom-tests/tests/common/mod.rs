@@ -194,3 +194,38 @@ pub fn one_step(f: &Filter, from: u64, to: u64) -> OneStep {
     );
     OneStep { movers, x, live }
 }
+
+/// Which thread runs which side of a model. Every model runs with both: loom
+/// explores different interleavings (and far more of them) depending on which
+/// side is the main thread.
+#[derive(Clone, Copy, Debug)]
+pub enum Roles {
+    /// The racing work `a` on a spawned thread, the checked operation `b` on
+    /// the model's main thread.
+    RacerSpawned,
+    /// `a` on the main thread, `b` on a spawned one.
+    RacerOnMain,
+}
+
+/// Runs `a` and `b` concurrently, placed on threads as `roles` says, and
+/// returns both results once both are done.
+pub fn race<A, B, RA, RB>(roles: Roles, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send + 'static,
+    B: FnOnce() -> RB + Send + 'static,
+    RA: Send + 'static,
+    RB: Send + 'static,
+{
+    match roles {
+        Roles::RacerSpawned => {
+            let h = thread::spawn(a);
+            let rb = b();
+            (h.join().unwrap(), rb)
+        }
+        Roles::RacerOnMain => {
+            let h = thread::spawn(b);
+            let ra = a();
+            (ra, h.join().unwrap())
+        }
+    }
+}
