@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, InsertError};
 
+mod collision;
 mod growable;
 
 const HELP: &str = "\
@@ -64,6 +65,12 @@ OPTIONS:
                        capacity/1024 and grows to hold capacity*load items,
                        with inserts and lookups (no removes: see
                        stress/src/growable.rs)
+    --collision        tables of 2 to 8 buckets, every width, keys that share
+                       fingerprints (twins with opposite first buckets), in
+                       rounds of 0.1 s until --seconds have passed; checks held
+                       keys while running, and at the end of each round that
+                       the table holds exactly the held copies (see
+                       stress/src/collision.rs)
     --keep-going       do not stop at the first violation
     --quiet            no progress line
     -h, --help         this text
@@ -103,6 +110,7 @@ struct Config {
     keep_going: bool,
     quiet: bool,
     growable: bool,
+    collision: bool,
 }
 
 impl Default for Config {
@@ -122,6 +130,7 @@ impl Default for Config {
             keep_going: false,
             quiet: false,
             growable: false,
+            collision: false,
         }
     }
 }
@@ -151,6 +160,9 @@ impl Config {
         if self.growable {
             s.push_str(" --growable");
         }
+        if self.collision {
+            s.push_str(" --collision");
+        }
         s
     }
 }
@@ -171,6 +183,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, 
             "--keep-going" => cfg.keep_going = true,
             "--quiet" => cfg.quiet = true,
             "--growable" => cfg.growable = true,
+            "--collision" => cfg.collision = true,
             _ => {
                 let value = match inline {
                     Some(v) => v,
@@ -622,6 +635,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if cfg.collision {
+        return if collision::run(&cfg) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
     if cfg.growable {
         return if growable::run(&cfg) {
             ExitCode::SUCCESS
