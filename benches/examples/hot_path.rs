@@ -3,21 +3,18 @@
 //! sampling profiler sees only the hot path.
 //!
 //! ```text
-//! cargo run --release --example hot_path -- contains 95 20   # op, load %, seconds
-//! cargo run --release --example hot_path -- insert 95 20     # insert + remove, timed inserts
-//! cargo run --release --example hot_path -- batch 95 20      # contains_hash_batch
+//! cargo run --release -p benchmarks --example hot_path -- contains 95 20   # op, load %, seconds
+//! cargo run --release -p benchmarks --example hot_path -- insert 95 20     # insert + remove, timed inserts
+//! cargo run --release -p benchmarks --example hot_path -- batch 95 20      # contains_hash_batch
 //! ```
 //!
 //! The table is `CF_BIG_MIB` MiB (default 512). "ready" is printed on stderr
 //! when the fill is done (attach a profiler then: `perf record -p PID`).
 
-#[path = "../benches/common/mod.rs"]
-mod common;
-
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use common::*;
+use benchmarks::*;
 
 fn main() {
     let mut args = std::env::args().skip(1);

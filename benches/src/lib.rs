@@ -1,10 +1,10 @@
-//! Shared by the criterion benches (`benches/*.rs`) and `examples/compare.rs`:
-//! the filters under test behind one trait, the key streams, table filling,
-//! the concurrent workload driver and the memory-limit kernel.
+//! The code every benchmark figure comes from, shared by the criterion benches
+//! (`benches/`) and the examples (`examples/`): the filters under test behind
+//! one trait, the key streams, table filling, the concurrent workload driver
+//! and the memory-limit kernel.
 //!
 //! Every implementation hashes keys with the same XXH3 (our default hasher),
 //! so that hashing costs the same everywhere and only the tables differ.
-#![allow(dead_code)]
 
 use std::cell::UnsafeCell;
 use std::hash::{BuildHasher, Hasher};

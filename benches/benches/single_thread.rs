@@ -8,16 +8,14 @@
 //! put. `CF_SIZES=small` or `CF_SIZES=big` runs one size only.
 //!
 //! ```text
-//! cargo bench --bench single_thread
-//! CF_SIZES=big CF_BIG_MIB=1024 cargo bench --bench single_thread -- contains
+//! cargo bench -p benchmarks --bench single_thread
+//! CF_SIZES=big CF_BIG_MIB=1024 cargo bench -p benchmarks --bench single_thread -- contains
 //! ```
-
-mod common;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use common::*;
+use benchmarks::*;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 /// Threads used to fill (not to measure).

@@ -11,15 +11,13 @@
 //! All four read the same synthetic hashes, 1024 per iteration.
 //!
 //! ```text
-//! cargo bench --bench memory_limit
+//! cargo bench -p benchmarks --bench memory_limit
 //! ```
-
-mod common;
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use common::*;
+use benchmarks::*;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 fn memory_limit(c: &mut Criterion) {

@@ -12,15 +12,13 @@
 //! linear fit removes.
 //!
 //! ```text
-//! cargo bench --bench concurrent
-//! CF_SIZES=small CF_THREADS=1,2 cargo bench --bench concurrent -- 90/5/5
+//! cargo bench -p benchmarks --bench concurrent
+//! CF_SIZES=small CF_THREADS=1,2 cargo bench -p benchmarks --bench concurrent -- 90/5/5
 //! ```
-
-mod common;
 
 use std::time::Duration;
 
-use common::*;
+use benchmarks::*;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 fn fill_threads() -> usize {
