@@ -6,22 +6,74 @@
 //! cargo run --release -p benchmarks --example hot_path -- contains 95 20   # op, load %, seconds
 //! cargo run --release -p benchmarks --example hot_path -- insert 95 20     # insert + remove, timed inserts
 //! cargo run --release -p benchmarks --example hot_path -- batch 95 20      # contains_hash_batch
+//! cargo run --release -p benchmarks --example hot_path -- --big-mib 64 contains
 //! ```
 //!
-//! The table is `CF_BIG_MIB` MiB (default 512). "ready" is printed on stderr
-//! when the fill is done (attach a profiler then: `perf record -p PID`).
+//! The arguments default to `contains 95 10`. The table is `--big-mib` MiB
+//! (default 512). "ready" is printed on stderr when the fill is done (attach a
+//! profiler then: `perf record -p PID`).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use benchmarks::*;
 
+const USAGE: &str = "usage: hot_path [--big-mib N] [contains|insert|batch [LOAD% [SECONDS]]]";
+
+struct Args {
+    op: String,
+    load: f64,
+    secs: f64,
+    big_mib: f64,
+}
+
+fn parse_args() -> Result<Args, lexopt::Error> {
+    use lexopt::prelude::*;
+
+    let mut args = Args {
+        op: "contains".into(),
+        load: 95.0,
+        secs: 10.0,
+        big_mib: Tables::DEFAULT.big_mib,
+    };
+    let mut positional = 0;
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("big-mib") => args.big_mib = parser.value()?.parse()?,
+            Short('h') | Long("help") => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            Value(v) => {
+                match positional {
+                    0 => args.op = v.string()?,
+                    1 => args.load = v.parse()?,
+                    2 => args.secs = v.parse()?,
+                    _ => return Err(Value(v).unexpected()),
+                }
+                positional += 1;
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    if !["contains", "insert", "batch"].contains(&args.op.as_str()) {
+        return Err(format!("unknown op {:?}: contains, insert or batch", args.op).into());
+    }
+    Ok(args)
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let op = args.next().unwrap_or_else(|| "contains".into());
-    let load: f64 = args.next().and_then(|v| v.parse().ok()).unwrap_or(95.0);
-    let secs: f64 = args.next().and_then(|v| v.parse().ok()).unwrap_or(10.0);
-    let ours = Ours::new(Size::Big.capacity(env_num("CF_BIG_MIB", 512.0)));
+    let Args {
+        op,
+        load,
+        secs,
+        big_mib,
+    } = parse_args().unwrap_or_else(|e| {
+        eprintln!("hot_path: {e}\n{USAGE}");
+        std::process::exit(2);
+    });
+    let ours = Ours::new(capacity_for_mib(big_mib));
     let n = items_at(ours.slots(), load / 100.0);
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let t = Instant::now();
@@ -62,7 +114,7 @@ fn main() {
                     ops += BLOCK as u64;
                 }
             }
-            other => panic!("unknown op {other:?}: contains, insert or batch"),
+            other => unreachable!("op {other:?} was checked by parse_args"),
         }
     }
     eprintln!(

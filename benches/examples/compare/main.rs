@@ -9,12 +9,12 @@
 //! Prints one markdown table to stdout (progress goes to stderr), and writes it
 //! to `docs/compare.md` and a chart of the same figures to `docs/compare.svg`.
 //!
-//! Options (and the environment variables that set the same):
-//! `--quick` (`CF_QUICK=1`), `--big-mib N` (`CF_BIG_MIB`, default 512),
-//! `--sizes small,big` (`CF_SIZES`), `--out DIR` (`CF_OUT`, default `docs`),
-//! `CF_SMALL_ITEMS` (default 65536), `CF_ST_MS` (window of one single-thread
-//! figure, default 300), `CF_CONC_MS` (one concurrent run, default 400),
-//! `CF_THREADS` (default `1,2,4,8`).
+//! Options (`--help` lists them): `--quick`, `--big-mib N` (default 512),
+//! `--small-items N` (default 65536), `--sizes small,big`, `--threads 1,2,4,8`,
+//! `--st-ms MS` (window of one single-thread figure, default 300),
+//! `--conc-ms MS` (one concurrent run, default 400), `--out DIR` (default
+//! `docs`). The criterion benches, which take no flags, read the same settings
+//! from `CF_*` environment variables instead (see `src/bench_env.rs`).
 //!
 //! What is measured (see `benches/src/` for the code every figure
 //! comes from, shared with the criterion benches):
@@ -32,69 +32,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use benchmarks::*;
 
 mod chart;
+mod config;
 
-// ----- configuration ------------------------------------------------------------
-
-struct Config {
-    quick: bool,
-    big_mib: f64,
-    sizes: Vec<Size>,
-    out: PathBuf,
-    st_time: Duration,
-    conc_time: Duration,
-    threads: Vec<usize>,
-    fill_threads: usize,
-}
-
-impl Config {
-    fn parse() -> Self {
-        let mut args = std::env::args().skip(1);
-        let mut quick = std::env::var("CF_QUICK").is_ok_and(|v| v != "0");
-        let mut big_mib = None;
-        let mut sizes = None;
-        let mut out = std::env::var("CF_OUT").ok();
-        while let Some(a) = args.next() {
-            match a.as_str() {
-                "--quick" => quick = true,
-                "--big-mib" => big_mib = args.next().and_then(|v| v.parse().ok()),
-                "--sizes" => sizes = args.next(),
-                "--out" => out = args.next(),
-                "--bench" => {} // passed by `cargo bench` to harness-less targets
-                "-h" | "--help" => {
-                    eprintln!(
-                        "usage: compare [--quick] [--big-mib N] [--sizes small,big] [--out DIR]"
-                    );
-                    std::process::exit(0);
-                }
-                other => {
-                    eprintln!("compare: unknown argument {other:?} (try --help)");
-                    std::process::exit(2);
-                }
-            }
-        }
-        if let Some(s) = sizes {
-            std::env::set_var("CF_SIZES", s);
-        }
-        let scale = if quick { 0.3 } else { 1.0 };
-        Self {
-            quick,
-            big_mib: big_mib
-                .unwrap_or_else(|| env_num("CF_BIG_MIB", if quick { 64.0 } else { 512.0 })),
-            sizes: Size::selected(),
-            out: PathBuf::from(out.unwrap_or_else(|| "docs".into())),
-            st_time: Duration::from_secs_f64(env_num("CF_ST_MS", 300.0 * scale) / 1e3),
-            conc_time: Duration::from_secs_f64(env_num("CF_CONC_MS", 400.0 * scale) / 1e3),
-            threads: thread_counts(),
-            fill_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
-        }
-    }
-}
+use config::{Command, Config};
 
 // ----- results ------------------------------------------------------------------
 
@@ -390,7 +335,7 @@ impl Ctx<'_> {
 }
 
 fn run_size(cfg: &Config, size: Size, res: &mut Results, progress: &Progress, run: &mut u64) {
-    let cap = size.capacity(cfg.big_mib);
+    let cap = cfg.tables.capacity(size);
     let mut ctx = Ctx {
         cfg,
         size,
@@ -680,7 +625,17 @@ fn targets(res: &Results, threads: &[usize]) -> Vec<String> {
 // ----- main -----------------------------------------------------------------------
 
 fn main() {
-    let cfg = Config::parse();
+    let cfg = match Config::parse() {
+        Ok(Command::Run(cfg)) => cfg,
+        Ok(Command::Help) => {
+            eprintln!("{}", config::USAGE);
+            return;
+        }
+        Err(e) => {
+            eprintln!("compare: {e} (try --help)");
+            std::process::exit(2);
+        }
+    };
     assert!(
         same_hash(0x1234_5678),
         "peers must hash like our default hasher"
@@ -709,12 +664,12 @@ fn main() {
     for line in &machine {
         let _ = writeln!(md, "- {line}");
     }
-    let big_bytes = Ours::new(Size::Big.capacity(cfg.big_mib)).bytes();
+    let big_bytes = Ours::new(cfg.tables.capacity(Size::Big)).bytes();
     let _ = writeln!(
         md,
         "- tables: small = `with_capacity({})` ({} KiB), big = {:.0} MiB (ours; peers get the largest power-of-two slot count not above ours); 16-bit fingerprints, buckets of 4, except `cuckoofilter` (8-bit, fixed)",
-        Size::Small.capacity(cfg.big_mib),
-        Ours::new(Size::Small.capacity(cfg.big_mib)).bytes() / 1024,
+        cfg.tables.small_items,
+        Ours::new(cfg.tables.small_items).bytes() / 1024,
         big_bytes as f64 / 1048576.0
     );
     let _ = writeln!(
