@@ -1,7 +1,8 @@
 //! The code every benchmark figure comes from, shared by the criterion benches
 //! (`benches/`) and the examples (`examples/`): the filters under test behind
 //! one trait, the key streams, table filling, the single-thread kernels, the
-//! concurrent workload driver and the memory-limit kernel.
+//! concurrent workload driver and the memory-limit kernel; and
+//! [`bulk_insert_and_query`], the workload of the C++ reference's benchmark.
 //!
 //! Every implementation hashes keys with the same XXH3 (our default hasher),
 //! so that hashing costs the same everywhere and only the tables differ.
@@ -10,6 +11,7 @@
 //! the criterion benches; the examples pass their flags in as values.
 
 pub mod bench_env;
+pub mod bulk_insert_and_query;
 mod concurrent;
 mod fill;
 mod hasher;
