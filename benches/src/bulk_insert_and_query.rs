@@ -207,3 +207,43 @@ impl Report {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn query_lists_hold_the_asked_share_of_added_keys() {
+        let added = added_keys(1000);
+        let set: HashSet<u64> = added.iter().copied().collect();
+        assert_eq!(set.len(), added.len(), "added keys are distinct");
+        for (round, percent) in FOUND_PERCENTS.into_iter().enumerate() {
+            let list = query_list(&added, percent, 10_000, round as u64);
+            assert_eq!(list.len(), 10_000);
+            let present = list.iter().filter(|k| set.contains(k)).count();
+            assert_eq!(present, 10_000 * percent as usize / 100);
+        }
+    }
+
+    #[test]
+    fn query_lists_are_shuffled() {
+        let added = added_keys(1000);
+        let list = query_list(&added, 50, 1000, 0);
+        let set: HashSet<u64> = added.iter().copied().collect();
+        let present_in_first_half = list[..500].iter().filter(|k| set.contains(k)).count();
+        assert!((150..350).contains(&present_in_first_half));
+    }
+
+    #[test]
+    fn a_small_run_finds_every_added_key() {
+        let keys = added_keys(5000);
+        for bits in [FingerprintBits::Bits8, FingerprintBits::Bits16] {
+            let f = filter_for(keys.len(), bits).unwrap();
+            assert_eq!(insert_all(&f, &keys), 0);
+            let mut out = vec![false; keys.len()];
+            assert_eq!(contains_each(&f, &keys), keys.len() as u64);
+            assert_eq!(contains_batch(&f, &keys, &mut out), keys.len() as u64);
+        }
+    }
+}

@@ -63,3 +63,19 @@ pub fn capacity_for_mib(mib: f64) -> usize {
     // 8 bytes per bucket of 4, sized at 94 % load (see the builder).
     (mib * (1u64 << 20) as f64 / 8.0 * 4.0 * 0.94) as usize
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_lists_parse_in_order_and_refuse_unknown_names() {
+        assert_eq!(
+            Size::parse_list("big,small"),
+            Ok(vec![Size::Small, Size::Big])
+        );
+        assert_eq!(Size::parse_list("big"), Ok(vec![Size::Big]));
+        assert!(Size::parse_list("medium").is_err());
+        assert!(Size::parse_list("").is_err());
+    }
+}
