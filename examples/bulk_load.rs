@@ -5,13 +5,11 @@
 //! cargo run --release --example bulk_load [items]
 //! ```
 
-use std::io::Write;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use indicatif::{ProgressBar, ProgressStyle};
 use lockfree_cuckoo_filter::CuckooFilter;
-
-/// Items loaded per `par_insert_all` call: the progress bar moves once per chunk.
-const CHUNK: u64 = 250_000;
+use rayon::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let items: u64 = match std::env::args().nth(1) {
@@ -90,30 +88,73 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Loads `range` into `filter` in chunks, drawing a progress bar on stderr.
+/// Loads `range` into `filter` with one `par_insert_all` call, so that the
+/// table is swept once, in table order, drawing a progress bar on stderr.
+///
+/// The bar counts the items as `par_insert_all` takes them from the iterator,
+/// which is its first pass (hashing); the sort into table order and the sweep
+/// follow with the bar full, under the message it then shows.
 fn load(
     filter: &CuckooFilter,
     range: std::ops::Range<u64>,
     name: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let total = range.end - range.start;
+    let style =
+        ProgressStyle::with_template("{prefix:>5} [{bar:40}] {percent:>3}% {elapsed:>3} {msg}")?
+            .progress_chars("#>-");
+    let bar = ProgressBar::new(total)
+        .with_style(style)
+        .with_prefix(name.to_string())
+        .with_message("hashing");
+    bar.enable_steady_tick(Duration::from_millis(100));
+    let items = range.into_par_iter().map_init(
+        || Counter::new(&bar),
+        |counter, item| {
+            counter.add_one();
+            item
+        },
+    );
     let start = Instant::now();
-    let mut done = 0;
-    while done < total {
-        let chunk = range.start + done..range.start + (done + CHUNK).min(total);
-        done += chunk.end - chunk.start;
-        filter.par_insert_all(chunk)?;
-        let width = 40;
-        let filled = (width as u64 * done / total) as usize;
-        eprint!(
-            "\r{name:>5} [{}{}] {:3}% {:5.1} M items/s",
-            "#".repeat(filled),
-            " ".repeat(width - filled),
-            100 * done / total,
-            done as f64 / start.elapsed().as_secs_f64() / 1e6
-        );
-        std::io::stderr().flush()?;
-    }
-    eprintln!();
+    filter.par_insert_all(items)?;
+    let rate = total as f64 / start.elapsed().as_secs_f64() / 1e6;
+    bar.finish_with_message(format!("inserted, {rate:.1} M items/s"));
     Ok(())
+}
+
+/// Counts the items one rayon job passes on and adds them to the bar in
+/// batches: an update of the bar's shared counter per item would have every
+/// thread contend for one cache line.
+struct Counter<'a> {
+    bar: &'a ProgressBar,
+    pending: u64,
+}
+
+impl<'a> Counter<'a> {
+    const BATCH: u64 = 4096;
+
+    fn new(bar: &'a ProgressBar) -> Self {
+        Self { bar, pending: 0 }
+    }
+
+    fn add_one(&mut self) {
+        self.pending += 1;
+        if self.pending == Self::BATCH {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        self.bar.inc(std::mem::take(&mut self.pending));
+        if Some(self.bar.position()) == self.bar.length() {
+            self.bar.set_message("sorting into table order, inserting");
+        }
+    }
+}
+
+impl Drop for Counter<'_> {
+    /// A job's last items, fewer than a batch.
+    fn drop(&mut self) {
+        self.flush();
+    }
 }

@@ -8,22 +8,21 @@
 //! - `ours/contains_hash`: one `contains_hash` after another;
 //! - `ours/contains_hash_batch`: `contains_hash_batch` over the block.
 //!
-//! All four read the same synthetic hashes, 1024 per iteration.
+//! All four read the same synthetic hashes, 1024 per iteration. The `CF_*`
+//! settings are listed in `src/bench_env.rs`.
 //!
 //! ```text
-//! cargo bench --bench memory_limit
+//! cargo bench -p benchmarks --bench memory_limit
 //! ```
-
-mod common;
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use common::*;
+use benchmarks::*;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 fn memory_limit(c: &mut Criterion) {
-    let ours = Ours::new(Size::Big.capacity(big_mib()));
+    let ours = Ours::new(bench_env::tables().capacity(Size::Big));
     let n = items_at(ours.slots(), 0.95);
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     fill(&ours, 0, n, threads);

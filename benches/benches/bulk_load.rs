@@ -7,7 +7,7 @@
 //! kernel zeroing pages. `BULK_ITEMS` overrides the item count.
 //!
 //! ```text
-//! cargo bench --bench bulk_load
+//! cargo bench -p benchmarks --bench bulk_load
 //! ```
 
 use std::time::Duration;

@@ -9,18 +9,16 @@
 //! after each sample the threads restore the initial key set, untimed. One
 //! criterion iteration is one operation of any thread: the figure is the total
 //! throughput. Thread start-up is a constant per sample, which criterion's
-//! linear fit removes.
+//! linear fit removes. The `CF_*` settings are listed in `src/bench_env.rs`.
 //!
 //! ```text
-//! cargo bench --bench concurrent
-//! CF_SIZES=small CF_THREADS=1,2 cargo bench --bench concurrent -- 90/5/5
+//! cargo bench -p benchmarks --bench concurrent
+//! CF_SIZES=small CF_THREADS=1,2 cargo bench -p benchmarks --bench concurrent -- 90/5/5
 //! ```
-
-mod common;
 
 use std::time::Duration;
 
-use common::*;
+use benchmarks::*;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 fn fill_threads() -> usize {
@@ -44,7 +42,7 @@ fn bench_mixes<S: Subject + Sync>(
             Size::Small => 1,
             Size::Big => 2,
         }));
-        for t in thread_counts() {
+        for t in bench_env::thread_counts() {
             g.bench_function(BenchmarkId::new(S::NAME, format!("{t}t")), |b| {
                 b.iter_custom(|iters| {
                     *run += 1;
@@ -59,8 +57,8 @@ fn bench_mixes<S: Subject + Sync>(
 
 fn concurrent(c: &mut Criterion) {
     let mut run = 0;
-    for size in Size::selected() {
-        let cap = size.capacity(big_mib());
+    for size in bench_env::sizes() {
+        let cap = bench_env::tables().capacity(size);
         let ours = Ours::new(cap);
         let slots = ours.slots();
         let n = items_at(slots, 0.9);

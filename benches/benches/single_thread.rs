@@ -5,19 +5,18 @@
 //! Each table is filled once (to 50 %, benched, then to 95 %, benched) and
 //! dropped before the next implementation's is built. Inserts and removes are
 //! timed in chunks of 0.5 % of the slots and undone untimed, so the load stays
-//! put. `CF_SIZES=small` or `CF_SIZES=big` runs one size only.
+//! put. `CF_SIZES=small` or `CF_SIZES=big` runs one size only (the `CF_*`
+//! settings are listed in `src/bench_env.rs`).
 //!
 //! ```text
-//! cargo bench --bench single_thread
-//! CF_SIZES=big CF_BIG_MIB=1024 cargo bench --bench single_thread -- contains
+//! cargo bench -p benchmarks --bench single_thread
+//! CF_SIZES=big CF_BIG_MIB=1024 cargo bench -p benchmarks --bench single_thread -- contains
 //! ```
-
-mod common;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use common::*;
+use benchmarks::*;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 /// Threads used to fill (not to measure).
@@ -85,8 +84,8 @@ fn life<S: Subject>(c: &mut Criterion, size: Size, s: &S, fill_to: impl Fn(&S, u
 
 fn single_thread(c: &mut Criterion) {
     let par = |s: &_, a, b| fill(s, a, b, fill_threads());
-    for size in Size::selected() {
-        let cap = size.capacity(big_mib());
+    for size in bench_env::sizes() {
+        let cap = bench_env::tables().capacity(size);
         let ours = Ours::new(cap);
         let slots = ours.slots();
         life(c, size, &ours, |s: &Ours, a, b| par(s, a, b));

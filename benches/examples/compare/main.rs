@@ -1,22 +1,22 @@
 //! Compares this crate with its peers, in one run, on one machine.
 //!
 //! ```text
-//! cargo run --release --example compare                 # full run (512 MiB big table)
-//! cargo run --release --example compare -- --quick      # a smoke run: 64 MiB, short windows
-//! cargo run --release --example compare -- --big-mib 1024 --sizes big
+//! cargo run --release -p benchmarks --example compare                 # full run (512 MiB big table)
+//! cargo run --release -p benchmarks --example compare -- --quick      # a smoke run: 64 MiB, short windows
+//! cargo run --release -p benchmarks --example compare -- --big-mib 1024 --sizes big
 //! ```
 //!
 //! Prints one markdown table to stdout (progress goes to stderr), and writes it
 //! to `docs/compare.md` and a chart of the same figures to `docs/compare.svg`.
 //!
-//! Options (and the environment variables that set the same):
-//! `--quick` (`CF_QUICK=1`), `--big-mib N` (`CF_BIG_MIB`, default 512),
-//! `--sizes small,big` (`CF_SIZES`), `--out DIR` (`CF_OUT`, default `docs`),
-//! `CF_SMALL_ITEMS` (default 65536), `CF_ST_MS` (window of one single-thread
-//! figure, default 300), `CF_CONC_MS` (one concurrent run, default 400),
-//! `CF_THREADS` (default `1,2,4,8`).
+//! Options (`--help` lists them): `--quick`, `--big-mib N` (default 512),
+//! `--small-items N` (default 65536), `--sizes small,big`, `--threads 1,2,4,8`,
+//! `--st-ms MS` (window of one single-thread figure, default 300),
+//! `--conc-ms MS` (one concurrent run, default 400), `--out DIR` (default
+//! `docs`). The criterion benches, which take no flags, read the same settings
+//! from `CF_*` environment variables instead (see `src/bench_env.rs`).
 //!
-//! What is measured (see `benches/common/mod.rs` for the code every figure
+//! What is measured (see `benches/src/` for the code every figure
 //! comes from, shared with the criterion benches):
 //! - keys are `u64`s hashed by every implementation with the same XXH3;
 //! - each table is filled once, to 50 %, then 90 %, then 95 % of its slots;
@@ -29,73 +29,17 @@
 //! - the memory limit: two independent random 8-byte reads per query from an
 //!   array the size of our big table, plain and in prefetched groups of 16.
 
-#[path = "../benches/common/mod.rs"]
-mod common;
-
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::*;
+use benchmarks::*;
 
-// ----- configuration ------------------------------------------------------------
+mod chart;
+mod config;
 
-struct Config {
-    quick: bool,
-    big_mib: f64,
-    sizes: Vec<Size>,
-    out: PathBuf,
-    st_time: Duration,
-    conc_time: Duration,
-    threads: Vec<usize>,
-    fill_threads: usize,
-}
-
-impl Config {
-    fn parse() -> Self {
-        let mut args = std::env::args().skip(1);
-        let mut quick = std::env::var("CF_QUICK").is_ok_and(|v| v != "0");
-        let mut big_mib = None;
-        let mut sizes = None;
-        let mut out = std::env::var("CF_OUT").ok();
-        while let Some(a) = args.next() {
-            match a.as_str() {
-                "--quick" => quick = true,
-                "--big-mib" => big_mib = args.next().and_then(|v| v.parse().ok()),
-                "--sizes" => sizes = args.next(),
-                "--out" => out = args.next(),
-                "--bench" => {} // passed by `cargo bench` to harness-less targets
-                "-h" | "--help" => {
-                    eprintln!(
-                        "usage: compare [--quick] [--big-mib N] [--sizes small,big] [--out DIR]"
-                    );
-                    std::process::exit(0);
-                }
-                other => {
-                    eprintln!("compare: unknown argument {other:?} (try --help)");
-                    std::process::exit(2);
-                }
-            }
-        }
-        if let Some(s) = sizes {
-            std::env::set_var("CF_SIZES", s);
-        }
-        let scale = if quick { 0.3 } else { 1.0 };
-        Self {
-            quick,
-            big_mib: big_mib
-                .unwrap_or_else(|| env_num("CF_BIG_MIB", if quick { 64.0 } else { 512.0 })),
-            sizes: Size::selected(),
-            out: PathBuf::from(out.unwrap_or_else(|| "docs".into())),
-            st_time: Duration::from_secs_f64(env_num("CF_ST_MS", 300.0 * scale) / 1e3),
-            conc_time: Duration::from_secs_f64(env_num("CF_CONC_MS", 400.0 * scale) / 1e3),
-            threads: thread_counts(),
-            fill_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
-        }
-    }
-}
+use config::{Command, Config};
 
 // ----- results ------------------------------------------------------------------
 
@@ -391,7 +335,7 @@ impl Ctx<'_> {
 }
 
 fn run_size(cfg: &Config, size: Size, res: &mut Results, progress: &Progress, run: &mut u64) {
-    let cap = size.capacity(cfg.big_mib);
+    let cap = cfg.tables.capacity(size);
     let mut ctx = Ctx {
         cfg,
         size,
@@ -678,286 +622,20 @@ fn targets(res: &Results, threads: &[usize]) -> Vec<String> {
     v
 }
 
-// ----- chart ----------------------------------------------------------------------
-
-mod chart {
-    use super::*;
-    use plotters::prelude::*;
-
-    const IMPLS: [(&str, RGBColor); 7] = [
-        (OURS, RGBColor(214, 39, 40)),
-        ("atomic-cuckoo-filter", RGBColor(31, 119, 180)),
-        ("cuckoofilter", RGBColor(44, 160, 44)),
-        ("RwLock<cuckoofilter>", RGBColor(44, 160, 44)),
-        ("Mutex<cuckoofilter>", RGBColor(148, 103, 189)),
-        ("fastbloom AtomicBloomFilter", RGBColor(255, 127, 14)),
-        (KERNEL, RGBColor(90, 90, 90)),
-    ];
-
-    fn color(name: &str) -> RGBColor {
-        IMPLS.iter().find(|c| c.0 == name).map_or(BLACK, |c| c.1)
-    }
-
-    type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
-    type Res<T> = Result<T, Box<dyn std::error::Error>>;
-
-    fn log_range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
-        let (lo, hi) = vals.fold((f64::MAX, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-        if hi <= 0.0 {
-            return (0.1, 10.0);
-        }
-        let lo = 10f64.powf((lo / 1e6).log10().floor());
-        let hi = 10f64.powf((hi / 1e6).log10().ceil());
-        (lo, if hi > lo { hi } else { lo * 10.0 })
-    }
-
-    /// Grouped bars: one group per label, one bar per implementation present.
-    fn bars(
-        area: &Area<'_>,
-        title: &str,
-        groups: &[(String, Vec<(&'static str, f64)>)],
-        log: bool,
-    ) -> Res<()> {
-        let names: Vec<&str> = IMPLS
-            .iter()
-            .map(|c| c.0)
-            .filter(|n| groups.iter().any(|g| g.1.iter().any(|r| r.0 == *n)))
-            .collect();
-        let (lo, hi) = log_range(groups.iter().flat_map(|g| g.1.iter().map(|r| r.1)));
-        let k = groups.len() as f64;
-        let labels: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
-        let fmt = |x: &f64| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
-                labels[i as usize].clone()
-            } else {
-                String::new()
-            }
-        };
-        let mut b = ChartBuilder::on(area);
-        b.caption(title, ("sans-serif", 18))
-            .margin(8)
-            .x_label_area_size(28)
-            .y_label_area_size(60);
-        let width = 0.8 / names.len().max(1) as f64;
-        let draw = |names: &[&str], ys: &dyn Fn(f64) -> f64, y0: f64| {
-            let mut v = Vec::new();
-            for (gi, g) in groups.iter().enumerate() {
-                for (ni, n) in names.iter().enumerate() {
-                    if let Some(r) = g.1.iter().find(|r| r.0 == *n) {
-                        let x0 = gi as f64 - 0.4 + ni as f64 * width;
-                        v.push((n.to_string(), [(x0, y0), (x0 + width * 0.9, ys(r.1))]));
-                    }
-                }
-            }
-            v
-        };
-        if log {
-            let mut c = b.build_cartesian_2d(-0.5..k - 0.5, (lo..hi).log_scale())?;
-            c.configure_mesh()
-                .disable_x_mesh()
-                .x_labels(groups.len() + 2)
-                .x_label_formatter(&fmt)
-                .y_desc("million ops/s (log)")
-                .draw()?;
-            let rects = draw(&names, &|v| v / 1e6, lo);
-            for n in &names {
-                let col = color(n);
-                c.draw_series(
-                    rects
-                        .iter()
-                        .filter(|r| r.0 == *n)
-                        .map(move |r| Rectangle::new(r.1, col.filled())),
-                )?
-                .label(*n)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], col.filled()));
-            }
-            c.configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 12))
-                .draw()?;
-        } else {
-            let top = groups
-                .iter()
-                .flat_map(|g| g.1.iter().map(|r| r.1 / 1e6))
-                .fold(0f64, f64::max)
-                * 1.15;
-            let mut c = b.build_cartesian_2d(-0.5..k - 0.5, 0f64..top.max(1e-3))?;
-            c.configure_mesh()
-                .disable_x_mesh()
-                .x_labels(groups.len() + 2)
-                .x_label_formatter(&fmt)
-                .y_desc("million lookups/s")
-                .draw()?;
-            let rects = draw(&names, &|v| v / 1e6, 0.0);
-            for n in &names {
-                let col = color(n);
-                c.draw_series(
-                    rects
-                        .iter()
-                        .filter(|r| r.0 == *n)
-                        .map(move |r| Rectangle::new(r.1, col.filled())),
-                )?
-                .label(*n)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], col.filled()));
-            }
-            c.configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 12))
-                .draw()?;
-        }
-        Ok(())
-    }
-
-    /// Throughput against threads, one line per implementation.
-    fn lines(
-        area: &Area<'_>,
-        title: &str,
-        threads: &[usize],
-        series: &[(&'static str, Vec<f64>)],
-    ) -> Res<()> {
-        let (lo, hi) = log_range(series.iter().flat_map(|s| s.1.iter().copied()));
-        let fmt = |x: &f64| {
-            let i = x.round();
-            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < threads.len() {
-                format!("{} thr", threads[i as usize])
-            } else {
-                String::new()
-            }
-        };
-        let mut c = ChartBuilder::on(area)
-            .caption(title, ("sans-serif", 18))
-            .margin(8)
-            .x_label_area_size(28)
-            .y_label_area_size(60)
-            .build_cartesian_2d(-0.3..threads.len() as f64 - 0.7, (lo..hi).log_scale())?;
-        c.configure_mesh()
-            .disable_x_mesh()
-            .x_labels(threads.len() + 2)
-            .x_label_formatter(&fmt)
-            .y_desc("million ops/s, all threads (log)")
-            .draw()?;
-        for (name, ys) in series {
-            let col = color(name);
-            let pts: Vec<(f64, f64)> = ys
-                .iter()
-                .enumerate()
-                .filter(|p| *p.1 > 0.0)
-                .map(|(i, &y)| (i as f64, y / 1e6))
-                .collect();
-            c.draw_series(LineSeries::new(pts.clone(), col.stroke_width(2)))?
-                .label(*name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 14, y)], col.stroke_width(2))
-                });
-            c.draw_series(
-                pts.into_iter()
-                    .map(move |p| Circle::new(p, 3, col.filled())),
-            )?;
-        }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 11))
-            .draw()?;
-        Ok(())
-    }
-
-    pub fn draw(path: &std::path::Path, res: &Results, cfg: &Config, machine: &str) -> Res<()> {
-        let sizes = &cfg.sizes;
-        let has_limit = res.ops.keys().any(|k| matches!(k.1, Kind::Limit { .. }));
-        let rows = 1 + sizes.len() + usize::from(has_limit);
-        let root = SVGBackend::new(path, (1500, 420 * rows as u32 + 60)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let root = root.titled(
-            &format!("lockfree-cuckoo-filter vs peers — {machine}"),
-            ("sans-serif", 20),
-        )?;
-        let areas = root.split_evenly((rows, 1));
-        // Row 1: single-thread, one panel per size.
-        let st = areas[0].split_evenly((1, sizes.len().max(1)));
-        for (area, &size) in st.iter().zip(sizes) {
-            let mut groups = Vec::new();
-            for load in [50, 95] {
-                for op in Op::ALL {
-                    if let Some(rows) = res.ops.get(&(size, Kind::Single { load, op })) {
-                        groups.push((format!("{} {load}%", op.short()), rows.clone()));
-                    }
-                }
-            }
-            bars(
-                area,
-                &format!("single thread, {} table", size.name()),
-                &groups,
-                true,
-            )?;
-        }
-        // One row per size: the three mixes.
-        for (row, &size) in sizes.iter().enumerate() {
-            let panels = areas[1 + row].split_evenly((1, Mix::ALL.len()));
-            for (m, (area, mix)) in panels.iter().zip(Mix::ALL).enumerate() {
-                let mut series: Vec<(&'static str, Vec<f64>)> = Vec::new();
-                for &(name, _) in &IMPLS {
-                    let ys: Vec<f64> = cfg
-                        .threads
-                        .iter()
-                        .map(|&t| {
-                            let k = Kind::Conc { mix: m, threads: t };
-                            res.get(size, k, name).unwrap_or(0.0)
-                        })
-                        .collect();
-                    if ys.iter().any(|&y| y > 0.0) {
-                        series.push((name, ys));
-                    }
-                }
-                let title = format!(
-                    "{} table, {} lookup/insert/remove @ 90 %",
-                    size.name(),
-                    mix.name()
-                );
-                lines(area, &title, &cfg.threads, &series)?;
-            }
-        }
-        if has_limit {
-            let size = Size::Big;
-            let mut groups = Vec::new();
-            for batched in [false, true] {
-                if let Some(rows) = res.ops.get(&(size, Kind::Limit { batched })) {
-                    let o = res.get(size, Kind::Limit { batched }, OURS).unwrap_or(0.0);
-                    let l = res
-                        .get(size, Kind::Limit { batched }, KERNEL)
-                        .unwrap_or(f64::NAN);
-                    let label = format!(
-                        "{}: ours = {:.0} % of limit",
-                        if batched { "batched" } else { "plain" },
-                        100.0 * o / l
-                    );
-                    groups.push((label, rows.clone()));
-                }
-            }
-            let area = &areas[rows - 1];
-            let half = area.split_evenly((1, 2));
-            bars(
-                &half[0],
-                "big table: lookups by hash vs the memory limit",
-                &groups,
-                false,
-            )?;
-        }
-        root.present()?;
-        Ok(())
-    }
-}
-
 // ----- main -----------------------------------------------------------------------
 
 fn main() {
-    let cfg = Config::parse();
+    let cfg = match Config::parse() {
+        Ok(Command::Run(cfg)) => cfg,
+        Ok(Command::Help) => {
+            eprintln!("{}", config::USAGE);
+            return;
+        }
+        Err(e) => {
+            eprintln!("compare: {e} (try --help)");
+            std::process::exit(2);
+        }
+    };
     assert!(
         same_hash(0x1234_5678),
         "peers must hash like our default hasher"
@@ -978,7 +656,7 @@ fn main() {
 
     let mut md = String::new();
     md.push_str("# lockfree-cuckoo-filter compared with its peers\n\n");
-    md.push_str("Generated by `cargo run --release --example compare");
+    md.push_str("Generated by `cargo run --release -p benchmarks --example compare");
     if cfg.quick {
         md.push_str(" -- --quick");
     }
@@ -986,12 +664,12 @@ fn main() {
     for line in &machine {
         let _ = writeln!(md, "- {line}");
     }
-    let big_bytes = Ours::new(Size::Big.capacity(cfg.big_mib)).bytes();
+    let big_bytes = Ours::new(cfg.tables.capacity(Size::Big)).bytes();
     let _ = writeln!(
         md,
         "- tables: small = `with_capacity({})` ({} KiB), big = {:.0} MiB (ours; peers get the largest power-of-two slot count not above ours); 16-bit fingerprints, buckets of 4, except `cuckoofilter` (8-bit, fixed)",
-        Size::Small.capacity(cfg.big_mib),
-        Ours::new(Size::Small.capacity(cfg.big_mib)).bytes() / 1024,
+        cfg.tables.small_items,
+        Ours::new(cfg.tables.small_items).bytes() / 1024,
         big_bytes as f64 / 1048576.0
     );
     let _ = writeln!(

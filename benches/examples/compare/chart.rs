@@ -1,0 +1,272 @@
+//! The chart of a run, as SVG: single-thread bars per table, throughput
+//! against threads per mix, and our lookups by hash against the memory limit.
+
+use super::*;
+use plotters::prelude::*;
+
+const IMPLS: [(&str, RGBColor); 7] = [
+    (OURS, RGBColor(214, 39, 40)),
+    ("atomic-cuckoo-filter", RGBColor(31, 119, 180)),
+    ("cuckoofilter", RGBColor(44, 160, 44)),
+    ("RwLock<cuckoofilter>", RGBColor(44, 160, 44)),
+    ("Mutex<cuckoofilter>", RGBColor(148, 103, 189)),
+    ("fastbloom AtomicBloomFilter", RGBColor(255, 127, 14)),
+    (KERNEL, RGBColor(90, 90, 90)),
+];
+
+fn color(name: &str) -> RGBColor {
+    IMPLS.iter().find(|c| c.0 == name).map_or(BLACK, |c| c.1)
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn log_range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = vals.fold((f64::MAX, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    if hi <= 0.0 {
+        return (0.1, 10.0);
+    }
+    let lo = 10f64.powf((lo / 1e6).log10().floor());
+    let hi = 10f64.powf((hi / 1e6).log10().ceil());
+    (lo, if hi > lo { hi } else { lo * 10.0 })
+}
+
+/// Grouped bars: one group per label, one bar per implementation present.
+fn bars(
+    area: &Area<'_>,
+    title: &str,
+    groups: &[(String, Vec<(&'static str, f64)>)],
+    log: bool,
+) -> Res<()> {
+    let names: Vec<&str> = IMPLS
+        .iter()
+        .map(|c| c.0)
+        .filter(|n| groups.iter().any(|g| g.1.iter().any(|r| r.0 == *n)))
+        .collect();
+    let (lo, hi) = log_range(groups.iter().flat_map(|g| g.1.iter().map(|r| r.1)));
+    let k = groups.len() as f64;
+    let labels: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
+    let fmt = |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+            labels[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    let mut b = ChartBuilder::on(area);
+    b.caption(title, ("sans-serif", 18))
+        .margin(8)
+        .x_label_area_size(28)
+        .y_label_area_size(60);
+    let width = 0.8 / names.len().max(1) as f64;
+    let draw = |names: &[&str], ys: &dyn Fn(f64) -> f64, y0: f64| {
+        let mut v = Vec::new();
+        for (gi, g) in groups.iter().enumerate() {
+            for (ni, n) in names.iter().enumerate() {
+                if let Some(r) = g.1.iter().find(|r| r.0 == *n) {
+                    let x0 = gi as f64 - 0.4 + ni as f64 * width;
+                    v.push((n.to_string(), [(x0, y0), (x0 + width * 0.9, ys(r.1))]));
+                }
+            }
+        }
+        v
+    };
+    if log {
+        let mut c = b.build_cartesian_2d(-0.5..k - 0.5, (lo..hi).log_scale())?;
+        c.configure_mesh()
+            .disable_x_mesh()
+            .x_labels(groups.len() + 2)
+            .x_label_formatter(&fmt)
+            .y_desc("million ops/s (log)")
+            .draw()?;
+        let rects = draw(&names, &|v| v / 1e6, lo);
+        for n in &names {
+            let col = color(n);
+            c.draw_series(
+                rects
+                    .iter()
+                    .filter(|r| r.0 == *n)
+                    .map(move |r| Rectangle::new(r.1, col.filled())),
+            )?
+            .label(*n)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], col.filled()));
+        }
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 12))
+            .draw()?;
+    } else {
+        let top = groups
+            .iter()
+            .flat_map(|g| g.1.iter().map(|r| r.1 / 1e6))
+            .fold(0f64, f64::max)
+            * 1.15;
+        let mut c = b.build_cartesian_2d(-0.5..k - 0.5, 0f64..top.max(1e-3))?;
+        c.configure_mesh()
+            .disable_x_mesh()
+            .x_labels(groups.len() + 2)
+            .x_label_formatter(&fmt)
+            .y_desc("million lookups/s")
+            .draw()?;
+        let rects = draw(&names, &|v| v / 1e6, 0.0);
+        for n in &names {
+            let col = color(n);
+            c.draw_series(
+                rects
+                    .iter()
+                    .filter(|r| r.0 == *n)
+                    .map(move |r| Rectangle::new(r.1, col.filled())),
+            )?
+            .label(*n)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], col.filled()));
+        }
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 12))
+            .draw()?;
+    }
+    Ok(())
+}
+
+/// Throughput against threads, one line per implementation.
+fn lines(
+    area: &Area<'_>,
+    title: &str,
+    threads: &[usize],
+    series: &[(&'static str, Vec<f64>)],
+) -> Res<()> {
+    let (lo, hi) = log_range(series.iter().flat_map(|s| s.1.iter().copied()));
+    let fmt = |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < threads.len() {
+            format!("{} thr", threads[i as usize])
+        } else {
+            String::new()
+        }
+    };
+    let mut c = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 18))
+        .margin(8)
+        .x_label_area_size(28)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.3..threads.len() as f64 - 0.7, (lo..hi).log_scale())?;
+    c.configure_mesh()
+        .disable_x_mesh()
+        .x_labels(threads.len() + 2)
+        .x_label_formatter(&fmt)
+        .y_desc("million ops/s, all threads (log)")
+        .draw()?;
+    for (name, ys) in series {
+        let col = color(name);
+        let pts: Vec<(f64, f64)> = ys
+            .iter()
+            .enumerate()
+            .filter(|p| *p.1 > 0.0)
+            .map(|(i, &y)| (i as f64, y / 1e6))
+            .collect();
+        c.draw_series(LineSeries::new(pts.clone(), col.stroke_width(2)))?
+            .label(*name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], col.stroke_width(2)));
+        c.draw_series(
+            pts.into_iter()
+                .map(move |p| Circle::new(p, 3, col.filled())),
+        )?;
+    }
+    c.configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 11))
+        .draw()?;
+    Ok(())
+}
+
+pub fn draw(path: &std::path::Path, res: &Results, cfg: &Config, machine: &str) -> Res<()> {
+    let sizes = &cfg.sizes;
+    let has_limit = res.ops.keys().any(|k| matches!(k.1, Kind::Limit { .. }));
+    let rows = 1 + sizes.len() + usize::from(has_limit);
+    let root = SVGBackend::new(path, (1500, 420 * rows as u32 + 60)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let root = root.titled(
+        &format!("lockfree-cuckoo-filter vs peers — {machine}"),
+        ("sans-serif", 20),
+    )?;
+    let areas = root.split_evenly((rows, 1));
+    // Row 1: single-thread, one panel per size.
+    let st = areas[0].split_evenly((1, sizes.len().max(1)));
+    for (area, &size) in st.iter().zip(sizes) {
+        let mut groups = Vec::new();
+        for load in [50, 95] {
+            for op in Op::ALL {
+                if let Some(rows) = res.ops.get(&(size, Kind::Single { load, op })) {
+                    groups.push((format!("{} {load}%", op.short()), rows.clone()));
+                }
+            }
+        }
+        bars(
+            area,
+            &format!("single thread, {} table", size.name()),
+            &groups,
+            true,
+        )?;
+    }
+    // One row per size: the three mixes.
+    for (row, &size) in sizes.iter().enumerate() {
+        let panels = areas[1 + row].split_evenly((1, Mix::ALL.len()));
+        for (m, (area, mix)) in panels.iter().zip(Mix::ALL).enumerate() {
+            let mut series: Vec<(&'static str, Vec<f64>)> = Vec::new();
+            for &(name, _) in &IMPLS {
+                let ys: Vec<f64> = cfg
+                    .threads
+                    .iter()
+                    .map(|&t| {
+                        let k = Kind::Conc { mix: m, threads: t };
+                        res.get(size, k, name).unwrap_or(0.0)
+                    })
+                    .collect();
+                if ys.iter().any(|&y| y > 0.0) {
+                    series.push((name, ys));
+                }
+            }
+            let title = format!(
+                "{} table, {} lookup/insert/remove @ 90 %",
+                size.name(),
+                mix.name()
+            );
+            lines(area, &title, &cfg.threads, &series)?;
+        }
+    }
+    if has_limit {
+        let size = Size::Big;
+        let mut groups = Vec::new();
+        for batched in [false, true] {
+            if let Some(rows) = res.ops.get(&(size, Kind::Limit { batched })) {
+                let o = res.get(size, Kind::Limit { batched }, OURS).unwrap_or(0.0);
+                let l = res
+                    .get(size, Kind::Limit { batched }, KERNEL)
+                    .unwrap_or(f64::NAN);
+                let label = format!(
+                    "{}: ours = {:.0} % of limit",
+                    if batched { "batched" } else { "plain" },
+                    100.0 * o / l
+                );
+                groups.push((label, rows.clone()));
+            }
+        }
+        let area = &areas[rows - 1];
+        let half = area.split_evenly((1, 2));
+        bars(
+            &half[0],
+            "big table: lookups by hash vs the memory limit",
+            &groups,
+            false,
+        )?;
+    }
+    root.present()?;
+    Ok(())
+}
