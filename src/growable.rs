@@ -713,7 +713,7 @@ impl<S> GrowableBuilder<S> {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
 mod tests {
     use super::*;
 

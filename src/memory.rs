@@ -6,11 +6,11 @@
 //! where the OS offers no huge pages (or is not Linux) nothing changes.
 
 /// Tables smaller than this gain nothing from huge pages.
-#[cfg(all(target_os = "linux", not(loom)))]
+#[cfg(all(target_os = "linux", not(lockfree_cuckoo_filter_loom)))]
 const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
 
 /// Asks the kernel to back `[ptr, ptr + len)` with transparent huge pages.
-#[cfg(all(target_os = "linux", not(loom)))]
+#[cfg(all(target_os = "linux", not(lockfree_cuckoo_filter_loom)))]
 pub(crate) fn advise_huge_pages(ptr: *mut u8, len: usize) {
     if len < HUGE_PAGE_THRESHOLD {
         return;
@@ -31,6 +31,6 @@ pub(crate) fn advise_huge_pages(ptr: *mut u8, len: usize) {
 }
 
 /// No huge-page hint on this platform.
-#[cfg(not(all(target_os = "linux", not(loom))))]
+#[cfg(not(all(target_os = "linux", not(lockfree_cuckoo_filter_loom))))]
 #[allow(dead_code)]
 pub(crate) fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}

@@ -1,13 +1,14 @@
 //! The one door through which atomics enter the crate.
 //!
-//! Under `--cfg loom` every atomic is loom's, so the model checker sees each
+//! Under `--cfg lockfree_cuckoo_filter_loom` (the crate's own loom cfg, set by
+//! `loom-tests/run.sh`) every atomic is loom's, so the model checker sees each
 //! load, store and compare-and-swap the filter performs; otherwise they are
 //! `std`'s. The rest of the crate never names `std::sync::atomic` directly (in
 //! the manner of crossbeam's `primitive` shim and sharded-slab's `sync.rs`).
 
-#[cfg(loom)]
+#[cfg(lockfree_cuckoo_filter_loom)]
 pub(crate) use loom::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
-#[cfg(not(loom))]
+#[cfg(not(lockfree_cuckoo_filter_loom))]
 pub(crate) use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
 
 /// Epoch-protected publication (the growable filter's chain of tables):
@@ -28,7 +29,7 @@ pub(crate) struct Block(pub(crate) [AtomicU64; 2]);
 /// Zero is the empty slot, so a fresh table is all zeros. With `std` atomics the
 /// memory comes from `alloc_zeroed`, which for large tables maps fresh zero pages
 /// without touching them, and which reports failure instead of aborting.
-#[cfg(not(loom))]
+#[cfg(not(lockfree_cuckoo_filter_loom))]
 pub(crate) fn zeroed_blocks(blocks: usize) -> Option<Box<[Block]>> {
     use std::alloc::{alloc_zeroed, Layout};
     use std::ptr::NonNull;
@@ -53,7 +54,7 @@ pub(crate) fn zeroed_blocks(blocks: usize) -> Option<Box<[Block]>> {
 }
 
 /// Loom's atomics cannot be zero-initialised in bulk; loom tables are tiny.
-#[cfg(loom)]
+#[cfg(lockfree_cuckoo_filter_loom)]
 pub(crate) fn zeroed_blocks(blocks: usize) -> Option<Box<[Block]>> {
     Some(
         (0..blocks)
@@ -68,7 +69,7 @@ pub(crate) fn zeroed_blocks(blocks: usize) -> Option<Box<[Block]>> {
 /// next level. A no-op under loom and where no stable prefetch exists.
 #[inline(always)]
 pub(crate) fn prefetch(word: &AtomicU64) {
-    #[cfg(all(target_arch = "x86_64", not(loom)))]
+    #[cfg(all(target_arch = "x86_64", not(lockfree_cuckoo_filter_loom)))]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has (it is
@@ -76,11 +77,11 @@ pub(crate) fn prefetch(word: &AtomicU64) {
         // value the program can observe, whatever the address.
         unsafe { _mm_prefetch::<_MM_HINT_T0>((word as *const AtomicU64).cast()) };
     }
-    #[cfg(not(all(target_arch = "x86_64", not(loom))))]
+    #[cfg(not(all(target_arch = "x86_64", not(lockfree_cuckoo_filter_loom))))]
     let _ = word;
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
 mod tests {
     use super::*;
 

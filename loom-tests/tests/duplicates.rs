@@ -16,7 +16,7 @@
 //!
 //! Mutations it catches: no fallback in `relocate` (3 copies left), `put` or
 //! `take` by load + store instead of CAS (1 copy left).
-#![cfg(loom)]
+#![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
 

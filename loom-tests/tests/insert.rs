@@ -17,7 +17,7 @@
 //! both inserts `Ok` for one slot, or an item lost); no fallback in `relocate`
 //! and Relaxed bucket accesses (`same_path_room_for_both`: an insert fails
 //! although there was room, the duplicate copy having taken it).
-#![cfg(loom)]
+#![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
 

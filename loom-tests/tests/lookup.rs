@@ -23,7 +23,7 @@
 //! true) and bumping the counter after the clear instead of before (the two
 //! "into first bucket" cases); clearing before copying, and Relaxed bucket
 //! loads and CASes (all four cases).
-#![cfg(loom)]
+#![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
 

@@ -11,7 +11,7 @@
 //! Mutations it catches: clearing the source before copying (the step whose
 //! destination filled up loses its fingerprint: an item vanishes, or both
 //! inserts fit in one slot) and `put` by load + store (an item overwritten).
-#![cfg(loom)]
+#![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
 

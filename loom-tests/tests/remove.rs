@@ -20,7 +20,7 @@
 //! destination first); no fallback in `relocate`, and `take` by load + store
 //! instead of CAS ("copies ... left in its pair", all cases); clearing before
 //! copying and Relaxed bucket accesses (remove missed a live item).
-#![cfg(loom)]
+#![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
 
