@@ -103,17 +103,13 @@
 mod builder;
 #[cfg(feature = "rayon")]
 mod bulk;
-mod count;
 mod error;
 pub(crate) mod filter;
 mod fingerprint;
 mod format;
 mod growable;
 mod hasher;
-mod memory;
 mod merge;
-mod path;
-mod relocation;
 mod sync;
 mod table;
 

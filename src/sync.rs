@@ -20,7 +20,7 @@ pub(crate) mod epoch;
 /// 64-byte cache line, and it is no larger than the allocator's natural
 /// alignment, so that `alloc_zeroed` can take fresh zero pages from the OS
 /// (`calloc`) instead of writing zeros over the whole table: a large table is
-/// then untouched when [`crate::memory::advise_huge_pages`] asks for huge pages.
+/// then untouched when [`crate::table::memory::advise_huge_pages`] asks for huge pages.
 #[repr(C, align(16))]
 pub(crate) struct Block(pub(crate) [AtomicU64; 2]);
 
@@ -45,7 +45,7 @@ pub(crate) fn zeroed_blocks(blocks: usize) -> Option<Box<[Block]>> {
     // it with.
     unsafe {
         let ptr = NonNull::new(alloc_zeroed(layout).cast::<Block>())?;
-        crate::memory::advise_huge_pages(ptr.as_ptr().cast(), layout.size());
+        crate::table::memory::advise_huge_pages(ptr.as_ptr().cast(), layout.size());
         Some(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
             ptr.as_ptr(),
             blocks,

@@ -16,13 +16,17 @@
 //! movers between their copy and their clear. Copies of one fingerprint in one
 //! pair are interchangeable, so it does not matter which copy a remove takes.
 
+mod count;
+pub(crate) mod memory;
+mod path;
+mod relocation;
+
 use std::marker::PhantomData;
 
-use crate::count::ItemCount;
 use crate::fingerprint::{self as fpr, Width};
-use crate::path;
-use crate::relocation::{self, RelocationCounters, Snapshot};
 use crate::sync::{prefetch, zeroed_blocks, AtomicU64, Block, Ordering};
+use count::ItemCount;
+use relocation::{RelocationCounters, Snapshot};
 
 /// Largest bucket count: bucket indices come from the low 32 bits of the hash.
 pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
@@ -291,7 +295,7 @@ impl<W: Width> Table<W> {
     // ----- operations ------------------------------------------------------
 
     /// Whether the pair of `pos` holds its fingerprint, validated against
-    /// concurrent relocation (see [`crate::relocation`]).
+    /// concurrent relocation (see [`relocation`]).
     #[inline]
     pub(crate) fn contains(&self, pos: Position) -> bool {
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
@@ -326,7 +330,7 @@ impl<W: Width> Table<W> {
     /// The remove announces itself on the pair's stripe *before* it takes
     /// anything ([`Snapshot::announce`]): without that, an insert of a colliding
     /// item into one bucket plus this take from the other would be a move that
-    /// no lookup can see (see [`crate::relocation`], "unannounced moves").
+    /// no lookup can see (see [`relocation`], "unannounced moves").
     pub(crate) fn remove_copy(&self, pos: Position) -> bool {
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
         // The second bucket's miss overlaps the first's.
