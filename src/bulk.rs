@@ -33,8 +33,8 @@ use std::hash::{BuildHasher, Hash};
 use rayon::prelude::*;
 
 use crate::error::BulkInsertError;
-use crate::filter::dispatch;
 use crate::fingerprint::Width;
+use crate::table::dispatch;
 use crate::table::Table;
 use crate::CuckooFilter;
 

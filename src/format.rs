@@ -27,10 +27,10 @@
 
 use crate::builder::FingerprintBits;
 use crate::error::DecodeError;
-use crate::filter::{dispatch, AnyTable};
 use crate::fingerprint::{self, Width};
 use crate::hasher::DefaultHashBuilder;
 use crate::table::{self, valid_bucket_count, Table, SLOTS};
+use crate::table::{dispatch, AnyTable};
 use crate::{CuckooFilter, GrowableCuckooFilter};
 
 /// The first eight bytes of every encoded filter.

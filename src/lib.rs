@@ -104,7 +104,7 @@ mod builder;
 #[cfg(feature = "rayon")]
 mod bulk;
 mod error;
-pub(crate) mod filter;
+mod filter;
 mod fingerprint;
 mod format;
 mod growable;
