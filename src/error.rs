@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::builder::FingerprintBits;
+use crate::fingerprint::FingerprintBits;
 
 /// Why [`insert`](crate::CuckooFilter::insert) did not insert.
 ///

@@ -3,8 +3,9 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
-use crate::builder::{Builder, FingerprintBits};
+use crate::builder::Builder;
 use crate::error::{BuildError, InsertError};
+use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
 use crate::table::{table_bytes_for, AnyTable, Position, GROUP};
 

@@ -25,12 +25,12 @@
 //! panic. An accepted input is canonical: encoding the decoded filter gives the
 //! same bytes back.
 
-use crate::builder::FingerprintBits;
 use crate::error::DecodeError;
+use crate::fingerprint::FingerprintBits;
 use crate::fingerprint::{self, Width};
 use crate::hasher::DefaultHashBuilder;
 use crate::table::{self, valid_bucket_count, Table, SLOTS};
-use crate::table::{dispatch, AnyTable};
+use crate::table::{dispatch, with_width};
 use crate::{CuckooFilter, GrowableCuckooFilter};
 
 /// The first eight bytes of every encoded filter.
@@ -521,11 +521,8 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
     if version != VERSION {
         return Err(DecodeError::UnsupportedVersion { version });
     }
-    let bits = match header[10] {
-        8 => FingerprintBits::Bits8,
-        16 => FingerprintBits::Bits16,
-        32 => FingerprintBits::Bits32,
-        bits => return Err(DecodeError::UnknownFingerprintBits { bits }),
+    let Some(bits) = FingerprintBits::from_bits(u32::from(header[10])) else {
+        return Err(DecodeError::UnknownFingerprintBits { bits: header[10] });
     };
     if u32::from(header[11]) != SLOTS {
         return Err(DecodeError::UnsupportedBucketSize { slots: header[11] });
@@ -576,11 +573,7 @@ fn decode<S>(
 ) -> Result<CuckooFilter<S>, DecodeError> {
     let parsed = parse(bytes)?;
     let hasher = hasher(parsed.hasher_id, parsed.seed)?;
-    let table = match parsed.bits {
-        FingerprintBits::Bits8 => AnyTable::Bits8(decode_table(&parsed)?),
-        FingerprintBits::Bits16 => AnyTable::Bits16(decode_table(&parsed)?),
-        FingerprintBits::Bits32 => AnyTable::Bits32(decode_table(&parsed)?),
-    };
+    let table = with_width!(parsed.bits, W, wrap => decode_table::<W>(&parsed).map(wrap))?;
     Ok(CuckooFilter { table, hasher })
 }
 

@@ -50,8 +50,9 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
-use crate::builder::{buckets_for, FingerprintBits};
+use crate::builder::buckets_for;
 use crate::error::{BuildError, GrowError};
+use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
 use crate::sync::epoch::{self, Arc, Current, Guard, Published};
 use crate::table::{table_bytes_for, MAX_BUCKETS};

@@ -113,11 +113,12 @@ mod merge;
 mod sync;
 mod table;
 
-pub use builder::{Builder, FingerprintBits};
+pub use builder::Builder;
 #[cfg(feature = "rayon")]
 pub use error::BulkInsertError;
 pub use error::{BuildError, DecodeError, GrowError, InsertError, MergeError};
 pub use filter::CuckooFilter;
+pub use fingerprint::FingerprintBits;
 pub use format::HasherIdentity;
 pub use growable::{GrowableBuilder, GrowableCuckooFilter};
 pub use hasher::{DefaultHashBuilder, StableHasher, DEFAULT_SEED};

@@ -4,8 +4,7 @@
 //! operation.
 
 use super::{Full, Position, Table, SLOTS};
-use crate::fingerprint::{W16, W32, W8};
-use crate::FingerprintBits;
+use crate::fingerprint::{FingerprintBits, W16, W32, W8};
 
 /// The table behind a filter (and behind each table of a growable filter's
 /// chain), one variant per fingerprint width.
@@ -27,15 +26,37 @@ macro_rules! dispatch {
 }
 pub(crate) use dispatch;
 
+/// Runs `$body` with `$W` naming the width type of `$bits` (a
+/// [`FingerprintBits`]) and `$wrap` the variant of [`AnyTable`] that holds a
+/// `Table<$W>`: the inverse of [`dispatch!`], for code that makes a table.
+macro_rules! with_width {
+    ($bits:expr, $W:ident, $wrap:ident => $body:expr) => {
+        match $bits {
+            $crate::fingerprint::FingerprintBits::Bits8 => {
+                type $W = $crate::fingerprint::W8;
+                let $wrap = $crate::table::AnyTable::Bits8;
+                $body
+            }
+            $crate::fingerprint::FingerprintBits::Bits16 => {
+                type $W = $crate::fingerprint::W16;
+                let $wrap = $crate::table::AnyTable::Bits16;
+                $body
+            }
+            $crate::fingerprint::FingerprintBits::Bits32 => {
+                type $W = $crate::fingerprint::W32;
+                let $wrap = $crate::table::AnyTable::Bits32;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_width;
+
 impl AnyTable {
     /// An empty table, or `None` if its memory cannot be allocated.
     /// `buckets` must be even and in `2..=MAX_BUCKETS` (the builder checks).
     pub(crate) fn new(bits: FingerprintBits, buckets: u64) -> Option<Self> {
-        Some(match bits {
-            FingerprintBits::Bits8 => AnyTable::Bits8(Table::new(buckets)?),
-            FingerprintBits::Bits16 => AnyTable::Bits16(Table::new(buckets)?),
-            FingerprintBits::Bits32 => AnyTable::Bits32(Table::new(buckets)?),
-        })
+        with_width!(bits, W, wrap => Table::<W>::new(buckets).map(wrap))
     }
 
     /// The fingerprint width.

@@ -39,7 +39,7 @@ use count::ItemCount;
 use memory::{prefetch, zeroed_blocks, Block};
 use relocation::{RelocationCounters, Snapshot};
 
-pub(crate) use any::{dispatch, AnyTable};
+pub(crate) use any::{dispatch, with_width, AnyTable};
 pub(crate) use batch::GROUP;
 
 /// Largest bucket count: bucket indices come from the low 32 bits of the hash.
@@ -63,8 +63,8 @@ pub(crate) fn valid_bucket_count(buckets: u64) -> bool {
     buckets % 2 == 0 && (2..=MAX_BUCKETS).contains(&buckets)
 }
 
-/// Slots per bucket.
-pub(crate) const SLOTS: u32 = 4;
+/// Slots per bucket (fixed by the lane layout, see [`crate::fingerprint`]).
+pub(crate) use crate::fingerprint::SLOTS;
 
 const SUCCESS: Ordering = Ordering::AcqRel;
 const FAILURE: Ordering = Ordering::Acquire;

@@ -188,12 +188,11 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, 
                     "--shared-pct" => cfg.shared_pct = num(&flag, v)?,
                     "--fpr-probes" => cfg.fpr_probes = num(&flag, v)?,
                     "--bits" => {
-                        cfg.bits = match v {
-                            "8" => FingerprintBits::Bits8,
-                            "16" => FingerprintBits::Bits16,
-                            "32" => FingerprintBits::Bits32,
-                            _ => return Err(format!("--bits: {v:?} is not 8, 16 or 32")),
-                        }
+                        cfg.bits = v
+                            .parse()
+                            .ok()
+                            .and_then(FingerprintBits::from_bits)
+                            .ok_or_else(|| format!("--bits: {v:?} is not 8, 16 or 32"))?;
                     }
                     "--mix" => {
                         let parts: Vec<&str> = v.split('/').collect();
