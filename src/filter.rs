@@ -7,7 +7,7 @@ use crate::builder::Builder;
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
-use crate::table::{table_bytes_for, AnyTable, Position, GROUP};
+use crate::table::{AnyTable, Position, GROUP};
 
 /// A concurrent, lock-free cuckoo filter: an approximate set of items.
 ///
@@ -106,9 +106,7 @@ impl<S> CuckooFilter<S> {
         buckets: u64,
         hasher: S,
     ) -> Result<Self, BuildError> {
-        let table = AnyTable::new(bits, buckets).ok_or(BuildError::AllocationFailed {
-            bytes: table_bytes_for(bits.bits(), buckets),
-        })?;
+        let table = AnyTable::new(bits, buckets)?;
         Ok(Self { table, hasher })
     }
 

@@ -596,11 +596,12 @@ fn decode_table<W: Width>(p: &Parsed<'_>) -> Result<Table<W>, DecodeError> {
             found,
         });
     }
-    let failed = DecodeError::AllocationFailed {
-        bytes: table::table_bytes_for(W::BITS, p.buckets),
-    };
-    let len = usize::try_from(found).map_err(|_| failed)?;
-    Table::from_words(p.buckets, p.body.chunks_exact(8).map(word_at), len).ok_or(failed)
+    let len = usize::try_from(found).map_err(|_| Table::<W>::alloc_error(p.buckets))?;
+    Ok(Table::from_words(
+        p.buckets,
+        p.body.chunks_exact(8).map(word_at),
+        len,
+    )?)
 }
 
 #[cfg(feature = "serde")]

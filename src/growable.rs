@@ -55,7 +55,7 @@ use crate::error::{BuildError, GrowError};
 use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
 use crate::sync::epoch::{self, Arc, Current, Guard, Published};
-use crate::table::{table_bytes_for, MAX_BUCKETS};
+use crate::table::MAX_BUCKETS;
 use crate::CuckooFilter;
 
 /// One table of the chain: a filter that takes hashes (the chain hashes once).
@@ -124,10 +124,9 @@ impl Chain {
             rate,
             tables: self.tables.len(),
         })?;
-        let table = CuckooFilter::from_parts(bits, buckets, ()).map_err(|_| {
-            GrowError::AllocationFailed {
-                bytes: table_bytes_for(bits.bits(), buckets),
-            }
+        let table = CuckooFilter::from_parts(bits, buckets, ()).map_err(|e| match e {
+            BuildError::AllocationFailed(e) => GrowError::AllocationFailed(e),
+            _ => unreachable!("a valid bucket count"),
         })?;
         let mut tables = Vec::with_capacity(self.tables.len() + 1);
         tables.extend(self.tables.iter().cloned());

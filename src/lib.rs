@@ -99,6 +99,7 @@
 //! * Pre-hashed forms (`insert_hash` and friends) need well-mixed 64-bit hashes.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod builder;
 #[cfg(feature = "rayon")]
@@ -116,7 +117,7 @@ mod table;
 pub use builder::Builder;
 #[cfg(feature = "rayon")]
 pub use error::BulkInsertError;
-pub use error::{BuildError, DecodeError, GrowError, InsertError, MergeError};
+pub use error::{AllocError, BuildError, DecodeError, GrowError, InsertError, MergeError};
 pub use filter::CuckooFilter;
 pub use fingerprint::FingerprintBits;
 pub use format::HasherIdentity;

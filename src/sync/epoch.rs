@@ -231,9 +231,9 @@ mod imp {
 
         pub(crate) fn load<'g>(&self, _guard: &'g Guard) -> Current<'g, T> {
             let node = self.ptr.load(Ordering::Acquire);
-            // SAFETY: nodes are freed only on drop.
             Current {
                 node,
+                // SAFETY: nodes are freed only on drop.
                 value: unsafe { read(node) },
             }
         }
@@ -251,20 +251,20 @@ mod imp {
             {
                 Ok(old) => {
                     self.retired.lock().unwrap().push(old);
-                    // SAFETY: nodes are freed only on drop.
                     Ok(Current {
                         node,
+                        // SAFETY: nodes are freed only on drop.
                         value: unsafe { read(node) },
                     })
                 }
                 Err(now) => {
                     // SAFETY: `node` was never published; it is ours alone.
                     let ours = unsafe { Box::from_raw(node) }.value.into_inner();
-                    // SAFETY: nodes are freed only on drop.
                     Err((
                         ours,
                         Current {
                             node: now,
+                            // SAFETY: nodes are freed only on drop.
                             value: unsafe { read(now) },
                         },
                     ))

@@ -4,6 +4,7 @@
 //! operation.
 
 use super::{Full, Position, Table, SLOTS};
+use crate::error::AllocError;
 use crate::fingerprint::{FingerprintBits, W16, W32, W8};
 
 /// The table behind a filter (and behind each table of a growable filter's
@@ -53,9 +54,9 @@ macro_rules! with_width {
 pub(crate) use with_width;
 
 impl AnyTable {
-    /// An empty table, or `None` if its memory cannot be allocated.
+    /// An empty table, or an error if its memory cannot be allocated.
     /// `buckets` must be even and in `2..=MAX_BUCKETS` (the builder checks).
-    pub(crate) fn new(bits: FingerprintBits, buckets: u64) -> Option<Self> {
+    pub(crate) fn new(bits: FingerprintBits, buckets: u64) -> Result<Self, AllocError> {
         with_width!(bits, W, wrap => Table::<W>::new(buckets).map(wrap))
     }
 

@@ -33,6 +33,7 @@ mod relocation;
 
 use std::marker::PhantomData;
 
+use crate::error::AllocError;
 use crate::fingerprint::{self as fpr, Width};
 use crate::sync::{AtomicU64, Ordering};
 use count::ItemCount;
@@ -99,13 +100,14 @@ pub(crate) struct Table<W: Width> {
 }
 
 impl<W: Width> Table<W> {
-    /// An empty table, or `None` if its memory cannot be allocated.
+    /// An empty table, or an error if its memory cannot be allocated.
     /// `buckets` must be even and in `2..=MAX_BUCKETS` (the builder checks).
-    pub(crate) fn new(buckets: u64) -> Option<Self> {
+    pub(crate) fn new(buckets: u64) -> Result<Self, AllocError> {
         debug_assert!(valid_bucket_count(buckets));
-        let blocks = usize::try_from(Self::words_for(buckets).div_ceil(2)).ok()?;
-        Some(Self {
-            blocks: zeroed_blocks(blocks)?,
+        let blocks = usize::try_from(Self::words_for(buckets).div_ceil(2))
+            .map_err(|_| Self::alloc_error(buckets))?;
+        Ok(Self {
+            blocks: zeroed_blocks(blocks).ok_or_else(|| Self::alloc_error(buckets))?,
             buckets,
             relocations: RelocationCounters::new(buckets),
             count: ItemCount::new(),
@@ -116,6 +118,13 @@ impl<W: Width> Table<W> {
     /// Words needed for `buckets` buckets.
     pub(crate) fn words_for(buckets: u64) -> u64 {
         words_for(W::BITS, buckets)
+    }
+
+    /// The error for a table of `buckets` buckets that cannot be allocated.
+    pub(crate) fn alloc_error(buckets: u64) -> AllocError {
+        AllocError {
+            bytes: table_bytes_for(W::BITS, buckets),
+        }
     }
 
     pub(crate) fn buckets(&self) -> u64 {
@@ -411,18 +420,18 @@ impl<W: Width> Table<W> {
 
     /// A table of `buckets` buckets whose words are `words` (exactly
     /// `words_for(buckets)` of them; extra ones are ignored, missing ones stay
-    /// empty) and whose count is `len`. `None` if allocation fails.
+    /// empty) and whose count is `len`, or an error if allocation fails.
     pub(crate) fn from_words(
         buckets: u64,
         words: impl IntoIterator<Item = u64>,
         len: usize,
-    ) -> Option<Self> {
+    ) -> Result<Self, AllocError> {
         let table = Self::new(buckets)?;
         for (i, w) in words.into_iter().take(table.word_count()).enumerate() {
             table.word(i).store(w, Ordering::Relaxed);
         }
         table.count.set(len);
-        Some(table)
+        Ok(table)
     }
 
     /// Calls `f(bucket, fingerprint)` for every occupied slot. Exact only when
