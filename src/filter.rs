@@ -7,7 +7,7 @@ use crate::builder::Builder;
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
-use crate::table::{AnyTable, Position, GROUP};
+use crate::table::{AnyTable, GROUP};
 
 /// A concurrent, lock-free cuckoo filter: an approximate set of items.
 ///
@@ -379,12 +379,11 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 }
 
-/// Hooks for the loom models and tests outside the crate: build a table of an
-/// exact size and aim items at chosen buckets. Not part of the API.
-#[doc(hidden)]
+/// For tests and the `test-hooks` feature ([`crate::test_hooks`]).
+#[cfg(any(test, feature = "test-hooks"))]
 impl<S> CuckooFilter<S> {
     /// A filter of exactly `buckets` buckets (even, 2 to 2^32).
-    pub fn __with_buckets(
+    pub(crate) fn with_buckets(
         buckets: u64,
         bits: FingerprintBits,
         hasher: S,
@@ -395,32 +394,6 @@ impl<S> CuckooFilter<S> {
             });
         }
         Self::from_parts(bits, buckets, hasher)
-    }
-
-    /// A hash whose first bucket is `bucket` and whose fingerprint is `fp`.
-    pub fn __hash_for(&self, bucket: u64, fp: u32) -> u64 {
-        self.table.hash_for(bucket, fp)
-    }
-
-    /// `(i1, i2, fp)` of a hash.
-    pub fn __position(&self, hash: u64) -> (u64, u64, u32) {
-        let Position { i1, i2, fp } = self.table.position(hash);
-        (i1, i2, fp)
-    }
-
-    /// Every occupied slot as `(bucket, fingerprint)`; exact when quiescent.
-    pub fn __fingerprints(&self) -> Vec<(u64, u32)> {
-        self.table.fingerprints()
-    }
-
-    /// Copies of the fingerprint of `hash` in its bucket pair; exact when
-    /// quiescent.
-    pub fn __copies(&self, hash: u64) -> usize {
-        let (i1, i2, fp) = self.__position(hash);
-        self.__fingerprints()
-            .into_iter()
-            .filter(|&(b, f)| f == fp && (b == i1 || b == i2))
-            .count()
     }
 }
 

@@ -187,6 +187,7 @@ pub(crate) fn of_hash<W: Width>(hash: u64) -> u32 {
 
 /// A hash whose fingerprint is `fp` (in `1..=MAX`) and whose low half is `low`.
 /// The inverse of [`of_hash`]; test hooks use it to aim items at buckets.
+#[cfg(any(test, feature = "test-hooks"))]
 pub(crate) fn hash_with<W: Width>(fp: u32, low: u32) -> u64 {
     debug_assert!(fp >= 1 && u64::from(fp) <= W::MAX);
     let high = (u64::from(fp - 1) << 32).div_ceil(W::MAX);

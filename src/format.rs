@@ -675,11 +675,11 @@ mod tests {
         // The format promises slot k of bucket b at byte offset
         // 56 + (4b + k) · bits / 8, whatever the in-memory word layout.
         for bits in FingerprintBits::ALL {
-            let f = CuckooFilter::__with_buckets(4, bits, DefaultHashBuilder::default()).unwrap();
+            let f = CuckooFilter::with_buckets(4, bits, DefaultHashBuilder::default()).unwrap();
             let fp = 0x5a; // fits every width
-            f.insert_hash(f.__hash_for(2, fp)).unwrap();
+            f.insert_hash(f.table.hash_for(2, fp)).unwrap();
             let bytes = f.to_bytes();
-            let (b, _, _) = f.__position(f.__hash_for(2, fp));
+            let b = f.table.position(f.table.hash_for(2, fp)).i1;
             let slot_bytes = (bits.bits() / 8) as usize;
             let at = HEADER_LEN + (4 * b as usize) * slot_bytes;
             assert_eq!(bytes[at], 0x5a, "{bits:?}");

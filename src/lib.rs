@@ -113,6 +113,8 @@ mod hasher;
 mod merge;
 mod sync;
 mod table;
+#[cfg(feature = "test-hooks")]
+pub mod test_hooks;
 
 pub use builder::Builder;
 #[cfg(feature = "rayon")]

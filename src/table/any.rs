@@ -3,7 +3,7 @@
 //! run-time cost of choosing the width, one well-predicted branch per
 //! operation.
 
-use super::{Full, Position, Table, SLOTS};
+use super::{Full, Table, SLOTS};
 use crate::error::AllocError;
 use crate::fingerprint::{FingerprintBits, W16, W32, W8};
 
@@ -69,12 +69,6 @@ impl AnyTable {
         }
     }
 
-    /// The item position of a 64-bit hash (see [`Table::position`]).
-    #[inline]
-    pub(crate) fn position(&self, hash: u64) -> Position {
-        dispatch!(self, t => t.position(hash))
-    }
-
     /// Inserts the item of a 64-bit hash.
     #[inline]
     pub(crate) fn insert_hash(&self, hash: u64) -> Result<(), Full> {
@@ -137,9 +131,15 @@ impl AnyTable {
     }
 }
 
-/// Hooks for the loom models and tests: aim items at chosen buckets, read the
-/// table.
+/// For tests and the `test-hooks` feature ([`crate::test_hooks`]): aim items
+/// at chosen buckets, read the table.
+#[cfg(any(test, feature = "test-hooks"))]
 impl AnyTable {
+    /// The item position of a 64-bit hash (see [`Table::position`]).
+    pub(crate) fn position(&self, hash: u64) -> super::Position {
+        dispatch!(self, t => t.position(hash))
+    }
+
     /// A hash whose first bucket is `bucket` and whose fingerprint is `fp`.
     pub(crate) fn hash_for(&self, bucket: u64, fp: u32) -> u64 {
         fn of<W: crate::fingerprint::Width>(t: &Table<W>, bucket: u64, fp: u32) -> u64 {

@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, InsertError};
 
 mod growable;
@@ -801,7 +802,7 @@ fn report(run: &Run<'_>, holdings: &[Holdings], elapsed: Duration, prefill: Dura
             format!("len() = {len}, but the threads hold {expected} live copies"),
         );
     }
-    let slots_used = filter.__fingerprints().len();
+    let slots_used = filter.fingerprints().len();
     if slots_used != len {
         run.violation(
             who,
@@ -837,7 +838,7 @@ fn report(run: &Run<'_>, holdings: &[Holdings], elapsed: Duration, prefill: Dura
             }
             // More copies may be there if another key shares the fingerprint
             // and buckets; never fewer.
-            let copies = filter.__copies(filter.hasher().hash_one(shared_key(j)));
+            let copies = filter.copies(filter.hasher().hash_one(shared_key(j)));
             if copies < held {
                 run.violation(
                     who,
@@ -895,7 +896,7 @@ fn report(run: &Run<'_>, holdings: &[Holdings], elapsed: Duration, prefill: Dura
             }
         }
     }
-    let left = filter.__fingerprints().len();
+    let left = filter.fingerprints().len();
     let len_after = filter.len();
     if len_after != 0 || left != 0 {
         run.violation(
