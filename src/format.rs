@@ -28,6 +28,7 @@
 use crate::error::DecodeError;
 use crate::fingerprint::FingerprintBits;
 use crate::fingerprint::{self, Width};
+use crate::growable::check_table_count;
 use crate::hasher::DefaultHashBuilder;
 use crate::table::{self, valid_bucket_count, Table, SLOTS};
 use crate::table::{dispatch, with_width};
@@ -251,10 +252,6 @@ const CHAIN_MAGIC: [u8; 8] = *b"LFCUCKCH";
 /// Bytes before a growable filter's first table.
 const CHAIN_HEADER_LEN: usize = 24;
 
-/// Most tables a decoded chain may have. Each table doubles the buckets of the
-/// one before, from at least two; tables stop at 2^32 buckets.
-const MAX_TABLES: u32 = 33;
-
 impl<S: HasherIdentity> GrowableCuckooFilter<S> {
     /// The filter as bytes: a small header (magic `LFCUCKCH`, version, table
     /// count, false-positive rate) and each table, oldest first, in
@@ -281,10 +278,10 @@ impl<S: HasherIdentity> GrowableCuckooFilter<S> {
         out.extend_from_slice(&0u16.to_le_bytes());
         self.with_tables(|tables| {
             out.extend_from_slice(&(tables.len() as u32).to_le_bytes());
-            out.extend_from_slice(&self.rate().to_bits().to_le_bytes());
+            out.extend_from_slice(&self.max_false_positive_rate().to_bits().to_le_bytes());
             debug_assert_eq!(out.len(), CHAIN_HEADER_LEN);
             for t in tables {
-                let bytes = dispatch!(&t.table, t => encode(t, S::ID, seed));
+                let bytes = dispatch!(&**t, t => encode(t, S::ID, seed));
                 out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
                 out.extend_from_slice(&bytes);
             }
@@ -369,11 +366,7 @@ fn chain_tables(bytes: &[u8]) -> Result<(f64, Vec<&[u8]>), DecodeError> {
         });
     }
     let count = u32::from_le_bytes([header[12], header[13], header[14], header[15]]);
-    if !(1..=MAX_TABLES).contains(&count) {
-        return Err(DecodeError::InvalidChain {
-            reason: "table count not in 1..=33",
-        });
-    }
+    check_table_count(count).map_err(|reason| DecodeError::InvalidChain { reason })?;
     // Split the body into length-prefixed tables; any inconsistency in the
     // lengths shows up as a table that is truncated or bytes left over.
     let mut rest = &content[CHAIN_HEADER_LEN..];
@@ -421,8 +414,8 @@ fn decode_chain<S>(
     let mut first: Option<((u64, u64), S)> = None;
     let mut tables = Vec::with_capacity(encodings.len());
     for encoding in encodings {
-        tables.push(decode(encoding, |id, seed| {
-            match (&first, resolve.take()) {
+        tables.push(
+            decode(encoding, |id, seed| match (&first, resolve.take()) {
                 (None, Some(resolve)) => {
                     first = Some(((id, seed), resolve(id, seed)?));
                     Ok(())
@@ -431,8 +424,9 @@ fn decode_chain<S>(
                     Err(mismatch(*identity, (id, seed)))
                 }
                 _ => Ok(()),
-            }
-        })?);
+            })?
+            .table,
+        );
     }
     let Some((_, hasher)) = first else {
         return Err(DecodeError::InvalidChain {
