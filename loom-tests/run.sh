@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the loom models of the filter's concurrency protocol (loom-tests/tests).
 #
-#   loom-tests/run.sh [extra cargo test args, e.g. a test name filter]
+#   loom-tests/run.sh [extra cargo test args, e.g. --test path, or -- a name filter]
 #
 # Environment (all optional):
 #   LOOM_MAX_PREEMPTIONS  preemption bound (default 2, the CI setting; 3 is
@@ -29,4 +29,11 @@ export CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true
 export CARGO_PROFILE_BENCH_DEBUG_ASSERTIONS=true
 
 echo "loom: LOOM_MAX_PREEMPTIONS=$LOOM_MAX_PREEMPTIONS CARGO_TARGET_DIR=$CARGO_TARGET_DIR" >&2
-exec cargo test -p loom-tests --release "$@"
+# The models are `test = false` (loom-tests/Cargo.toml): select them all by
+# name, unless the arguments name some with --test.
+targets=(--test '*')
+for arg in "$@"; do
+    [[ $arg == -- ]] && break
+    [[ $arg == --test || $arg == --test=* ]] && targets=()
+done
+exec cargo test -p loom-tests --release ${targets[@]+"${targets[@]}"} "$@"
