@@ -4,6 +4,7 @@
 use std::hash::BuildHasher;
 
 use crate::error::BuildError;
+use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
 use crate::table::{MAX_BUCKETS, SLOTS};
 use crate::CuckooFilter;
@@ -16,66 +17,6 @@ const SIZING_LOAD: f64 = 0.94;
 /// The load at which [`FingerprintBits::false_positive_rate`] bounds are taken
 /// when choosing a width for a requested rate: a full table.
 const FULL_LOAD: f64 = 0.95;
-
-/// Bits per fingerprint. Longer fingerprints cost memory and buy a lower
-/// false-positive rate: about `8 / 2^bits` at full load.
-///
-/// ```
-/// use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
-///
-/// let f = CuckooFilter::builder()
-///     .capacity(1000)
-///     .fingerprint_bits(FingerprintBits::Bits8)
-///     .build()?;
-/// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits8);
-/// assert_eq!(FingerprintBits::Bits8.bits(), 8);
-/// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub enum FingerprintBits {
-    /// 8-bit fingerprints: about 3 % false positives at full load, 8.4 bits per
-    /// item.
-    Bits8,
-    /// 16-bit fingerprints (the default): about 0.012 % false positives.
-    #[default]
-    Bits16,
-    /// 32-bit fingerprints: about 2 in 10^9 false positives.
-    Bits32,
-}
-
-impl FingerprintBits {
-    /// All widths, shortest first.
-    pub const ALL: [FingerprintBits; 3] = [Self::Bits8, Self::Bits16, Self::Bits32];
-
-    /// The width in bits.
-    ///
-    /// ```
-    /// use lockfree_cuckoo_filter::FingerprintBits;
-    /// assert_eq!(FingerprintBits::Bits32.bits(), 32);
-    /// ```
-    pub const fn bits(self) -> u32 {
-        match self {
-            Self::Bits8 => 8,
-            Self::Bits16 => 16,
-            Self::Bits32 => 32,
-        }
-    }
-
-    /// The false-positive rate bound at load factor `load` (0 to 1): a lookup
-    /// compares against the `2 · 4 · load` fingerprints of its two buckets, each
-    /// matching with probability `2^-bits`, so the rate is at most
-    /// `1 - (1 - 2^-bits)^(8 · load)`.
-    ///
-    /// ```
-    /// use lockfree_cuckoo_filter::FingerprintBits;
-    /// let p = FingerprintBits::Bits16.false_positive_rate(0.95);
-    /// assert!(p > 1.1e-4 && p < 1.2e-4);
-    /// ```
-    pub fn false_positive_rate(self, load: f64) -> f64 {
-        let miss = 1.0 - (-f64::from(self.bits())).exp2();
-        1.0 - miss.powf(2.0 * f64::from(SLOTS) * load)
-    }
-}
 
 /// Builds a [`CuckooFilter`]. Obtained from [`CuckooFilter::builder`].
 ///

@@ -33,8 +33,8 @@ use std::hash::{BuildHasher, Hash};
 use rayon::prelude::*;
 
 use crate::error::BulkInsertError;
-use crate::filter::dispatch;
 use crate::fingerprint::Width;
+use crate::table::dispatch;
 use crate::table::Table;
 use crate::CuckooFilter;
 
@@ -302,7 +302,7 @@ where
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
 mod tests {
     use super::*;
 
@@ -319,14 +319,14 @@ mod tests {
         }
         assert_eq!(a.len(), b.len());
         assert!((0..200_000u64).all(|i| a.contains(&i)));
-        let mut fa = a.__fingerprints();
-        let mut fb = b.__fingerprints();
+        let mut fa = a.table.fingerprints();
+        let mut fb = b.table.fingerprints();
         fa.sort_unstable();
         fb.sort_unstable();
         // Same multiset of fingerprints, read as (bucket pair, fingerprint).
         let pair = |f: &CuckooFilter, (bk, fp): (u64, u32)| {
-            let (x, y, _) = f.__position(f.__hash_for(bk, fp));
-            (x.min(y), x.max(y), fp)
+            let p = f.table.position(f.table.hash_for(bk, fp));
+            (p.i1.min(p.i2), p.i1.max(p.i2), fp)
         };
         let mut pa: Vec<_> = fa.into_iter().map(|e| pair(&a, e)).collect();
         let mut pb: Vec<_> = fb.into_iter().map(|e| pair(&b, e)).collect();

@@ -2,7 +2,39 @@
 
 use std::fmt;
 
-use crate::builder::FingerprintBits;
+use crate::fingerprint::FingerprintBits;
+
+/// The allocator could not provide a table's memory: the error every
+/// `AllocationFailed` variant carries ([`BuildError`], [`DecodeError`],
+/// [`GrowError`]).
+///
+/// ```
+/// use lockfree_cuckoo_filter::{AllocError, BuildError};
+///
+/// fn explain(err: BuildError) -> String {
+///     match err {
+///         BuildError::AllocationFailed(AllocError { bytes, .. }) => {
+///             format!("out of memory: a table of {bytes} bytes")
+///         }
+///         other => other.to_string(),
+///     }
+/// }
+/// assert!(explain(BuildError::CapacityTooLarge { capacity: usize::MAX }).contains("2^32"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct AllocError {
+    /// The size of the table that could not be allocated.
+    pub bytes: u64,
+}
+
+impl fmt::Display for AllocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "could not allocate {} bytes for the table", self.bytes)
+    }
+}
+
+impl std::error::Error for AllocError {}
 
 /// Why [`insert`](crate::CuckooFilter::insert) did not insert.
 ///
@@ -78,10 +110,13 @@ pub enum BuildError {
         capacity: usize,
     },
     /// The allocator could not provide the table's memory.
-    AllocationFailed {
-        /// The size of the table that could not be allocated.
-        bytes: u64,
-    },
+    AllocationFailed(AllocError),
+}
+
+impl From<AllocError> for BuildError {
+    fn from(e: AllocError) -> Self {
+        BuildError::AllocationFailed(e)
+    }
 }
 
 impl fmt::Display for BuildError {
@@ -97,9 +132,7 @@ impl fmt::Display for BuildError {
             BuildError::CapacityTooLarge { capacity } => {
                 write!(f, "capacity {capacity} needs more than 2^32 buckets")
             }
-            BuildError::AllocationFailed { bytes } => {
-                write!(f, "could not allocate {bytes} bytes for the table")
-            }
+            BuildError::AllocationFailed(e) => e.fmt(f),
         }
     }
 }
@@ -216,10 +249,7 @@ pub enum DecodeError {
         found: u64,
     },
     /// The allocator could not provide the table's memory.
-    AllocationFailed {
-        /// The size of the table that could not be allocated.
-        bytes: u64,
-    },
+    AllocationFailed(AllocError),
     /// A growable filter's chain of tables is not one that growth produces:
     /// no tables, too many, a rate outside (0, 1), or tables whose
     /// false-positive bounds add up to more than the rate.
@@ -275,10 +305,14 @@ impl fmt::Display for DecodeError {
                 f,
                 "item count {recorded} disagrees with the {found} fingerprints in the table"
             ),
-            DecodeError::AllocationFailed { bytes } => {
-                write!(f, "could not allocate {bytes} bytes for the table")
-            }
+            DecodeError::AllocationFailed(e) => e.fmt(f),
         }
+    }
+}
+
+impl From<AllocError> for DecodeError {
+    fn from(e: AllocError) -> Self {
+        DecodeError::AllocationFailed(e)
     }
 }
 
@@ -389,10 +423,13 @@ pub enum GrowError {
     /// address (2^32, about 16·10^9 items).
     CapacityExhausted,
     /// The allocator could not provide the next table's memory.
-    AllocationFailed {
-        /// The size of the table that could not be allocated.
-        bytes: u64,
-    },
+    AllocationFailed(AllocError),
+}
+
+impl From<AllocError> for GrowError {
+    fn from(e: AllocError) -> Self {
+        GrowError::AllocationFailed(e)
+    }
 }
 
 impl fmt::Display for GrowError {
@@ -408,7 +445,7 @@ impl fmt::Display for GrowError {
             GrowError::CapacityExhausted => {
                 f.write_str("the newest table already has 2^32 buckets, the most a table can address")
             }
-            GrowError::AllocationFailed { bytes } => {
+            GrowError::AllocationFailed(AllocError { bytes }) => {
                 write!(f, "could not allocate {bytes} bytes for the next table")
             }
         }

@@ -3,44 +3,11 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
-use crate::builder::{Builder, FingerprintBits};
+use crate::builder::Builder;
 use crate::error::{BuildError, InsertError};
-use crate::fingerprint::{self, Width, W16, W32, W8};
+use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
-use crate::table::{table_bytes_for, Position, Table, GROUP, SLOTS};
-
-/// The table behind a filter, one variant per fingerprint width. Each variant
-/// is fully monomorphised: the match in [`dispatch!`] is the only run-time cost
-/// of choosing the width, one well-predicted branch per operation.
-pub(crate) enum AnyTable {
-    Bits8(Table<W8>),
-    Bits16(Table<W16>),
-    Bits32(Table<W32>),
-}
-
-/// Runs `$body` with `$t` bound to the concrete table.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! __dispatch {
-    ($table:expr, $t:ident => $body:expr) => {
-        match $table {
-            $crate::filter::AnyTable::Bits8($t) => $body,
-            $crate::filter::AnyTable::Bits16($t) => $body,
-            $crate::filter::AnyTable::Bits32($t) => $body,
-        }
-    };
-}
-pub(crate) use crate::__dispatch as dispatch;
-
-impl AnyTable {
-    pub(crate) fn new(bits: FingerprintBits, buckets: u64) -> Option<Self> {
-        Some(match bits {
-            FingerprintBits::Bits8 => AnyTable::Bits8(Table::new(buckets)?),
-            FingerprintBits::Bits16 => AnyTable::Bits16(Table::new(buckets)?),
-            FingerprintBits::Bits32 => AnyTable::Bits32(Table::new(buckets)?),
-        })
-    }
-}
+use crate::table::{AnyTable, GROUP};
 
 /// A concurrent, lock-free cuckoo filter: an approximate set of items.
 ///
@@ -139,9 +106,7 @@ impl<S> CuckooFilter<S> {
         buckets: u64,
         hasher: S,
     ) -> Result<Self, BuildError> {
-        let table = AnyTable::new(bits, buckets).ok_or(BuildError::AllocationFailed {
-            bytes: table_bytes_for(bits.bits(), buckets),
-        })?;
+        let table = AnyTable::new(bits, buckets)?;
         Ok(Self { table, hasher })
     }
 
@@ -161,7 +126,7 @@ impl<S> CuckooFilter<S> {
     /// ```
     #[inline]
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
-        dispatch!(&self.table, t => t.insert(t.position(hash)).map_err(|_| InsertError::Full))
+        self.table.insert_hash(hash).map_err(|_| InsertError::Full)
     }
 
     /// Whether an item with this 64-bit hash may be in the filter.
@@ -173,7 +138,7 @@ impl<S> CuckooFilter<S> {
     /// ```
     #[inline]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        dispatch!(&self.table, t => t.contains(t.position(hash)))
+        self.table.contains_hash(hash)
     }
 
     /// Removes one copy of an item given by its 64-bit hash; true if one was
@@ -189,7 +154,7 @@ impl<S> CuckooFilter<S> {
     /// ```
     #[inline]
     pub fn remove_hash(&self, hash: u64) -> bool {
-        dispatch!(&self.table, t => t.remove(t.position(hash)))
+        self.table.remove_hash(hash)
     }
 
     /// Answers [`contains_hash`](Self::contains_hash) for each hash, writing
@@ -210,19 +175,7 @@ impl<S> CuckooFilter<S> {
     /// ```
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> usize {
         let n = hashes.len().min(out.len());
-        dispatch!(&self.table, t => {
-            // A pipeline: group k+1's buckets are prefetched before group k is
-            // compared, so while one group's loads are answered the next
-            // group's misses are already in flight.
-            let mut groups = hashes[..n].chunks(GROUP).zip(out[..n].chunks_mut(GROUP));
-            let mut next = groups.next().map(|(hs, os)| (positions_of(t, hs), os));
-            while let Some((positions, answers)) = next.take() {
-                next = groups.next().map(|(hs, os)| (positions_of(t, hs), os));
-                for (p, a) in positions.iter().zip(answers.iter_mut()) {
-                    *a = t.contains(*p);
-                }
-            }
-        });
+        self.table.contains_hash_batch(&hashes[..n], &mut out[..n]);
         n
     }
 
@@ -238,7 +191,7 @@ impl<S> CuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn len(&self) -> usize {
-        dispatch!(&self.table, t => t.len())
+        self.table.len()
     }
 
     /// Whether [`len`](Self::len) is 0.
@@ -260,7 +213,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(f.capacity() >= 1000 && f.capacity() < 1200);
     /// ```
     pub fn capacity(&self) -> usize {
-        (self.bucket_count() * u64::from(SLOTS)) as usize
+        self.table.capacity()
     }
 
     /// The number of buckets (of four slots each).
@@ -271,7 +224,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(f.capacity() as u64, 4 * f.bucket_count());
     /// ```
     pub fn bucket_count(&self) -> u64 {
-        dispatch!(&self.table, t => t.buckets())
+        self.table.buckets()
     }
 
     /// `len / capacity`.
@@ -282,7 +235,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(f.load_factor(), 0.0);
     /// ```
     pub fn load_factor(&self) -> f64 {
-        self.len() as f64 / self.capacity() as f64
+        self.table.load_factor()
     }
 
     /// Bytes used by the table and its side structures (relocation counters,
@@ -295,7 +248,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(f.memory_usage() < 2_400_000);
     /// ```
     pub fn memory_usage(&self) -> usize {
-        std::mem::size_of::<Self>() + dispatch!(&self.table, t => t.memory_usage())
+        std::mem::size_of::<Self>() + self.table.memory_usage()
     }
 
     /// The fingerprint width.
@@ -305,11 +258,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(CuckooFilter::with_capacity(1).fingerprint_bits(), FingerprintBits::Bits16);
     /// ```
     pub fn fingerprint_bits(&self) -> FingerprintBits {
-        match self.table {
-            AnyTable::Bits8(_) => FingerprintBits::Bits8,
-            AnyTable::Bits16(_) => FingerprintBits::Bits16,
-            AnyTable::Bits32(_) => FingerprintBits::Bits32,
-        }
+        self.table.bits()
     }
 
     /// The false-positive rate bound at the current load.
@@ -320,8 +269,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(f.false_positive_rate(), 0.0);
     /// ```
     pub fn false_positive_rate(&self) -> f64 {
-        self.fingerprint_bits()
-            .false_positive_rate(self.load_factor())
+        self.table.false_positive_rate()
     }
 
     /// The hasher items are hashed with.
@@ -347,7 +295,7 @@ impl<S> CuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn clear(&mut self) {
-        dispatch!(&mut self.table, t => t.clear())
+        self.table.clear()
     }
 }
 
@@ -431,44 +379,11 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 }
 
-/// The positions of up to [`GROUP`] hashes, each prefetched.
-#[inline(always)]
-fn positions_of<W: Width>(t: &Table<W>, hashes: &[u64]) -> PositionGroup {
-    let mut positions = PositionGroup::default();
-    for &h in hashes {
-        let p = t.position(h);
-        t.prefetch(p);
-        positions.push(p);
-    }
-    positions
-}
-
-/// A fixed array of positions and how many are in use (no allocation).
-#[derive(Default)]
-struct PositionGroup {
-    items: [Position; GROUP],
-    len: usize,
-}
-
-impl PositionGroup {
-    #[inline(always)]
-    fn push(&mut self, p: Position) {
-        self.items[self.len] = p;
-        self.len += 1;
-    }
-
-    #[inline(always)]
-    fn iter(&self) -> std::slice::Iter<'_, Position> {
-        self.items[..self.len].iter()
-    }
-}
-
-/// Hooks for the loom models and tests outside the crate: build a table of an
-/// exact size and aim items at chosen buckets. Not part of the API.
-#[doc(hidden)]
+/// For tests and the `test-hooks` feature ([`crate::test_hooks`]).
+#[cfg(any(test, feature = "test-hooks"))]
 impl<S> CuckooFilter<S> {
     /// A filter of exactly `buckets` buckets (even, 2 to 2^32).
-    pub fn __with_buckets(
+    pub(crate) fn with_buckets(
         buckets: u64,
         bits: FingerprintBits,
         hasher: S,
@@ -479,40 +394,6 @@ impl<S> CuckooFilter<S> {
             });
         }
         Self::from_parts(bits, buckets, hasher)
-    }
-
-    /// A hash whose first bucket is `bucket` and whose fingerprint is `fp`.
-    pub fn __hash_for(&self, bucket: u64, fp: u32) -> u64 {
-        fn of<W: Width>(t: &Table<W>, bucket: u64, fp: u32) -> u64 {
-            let low = ((bucket << 32).div_ceil(t.buckets())) as u32;
-            let hash = fingerprint::hash_with::<W>(fp, low);
-            debug_assert_eq!(t.position(hash).i1, bucket);
-            hash
-        }
-        dispatch!(&self.table, t => of(t, bucket, fp))
-    }
-
-    /// `(i1, i2, fp)` of a hash.
-    pub fn __position(&self, hash: u64) -> (u64, u64, u32) {
-        let Position { i1, i2, fp } = dispatch!(&self.table, t => t.position(hash));
-        (i1, i2, fp)
-    }
-
-    /// Every occupied slot as `(bucket, fingerprint)`; exact when quiescent.
-    pub fn __fingerprints(&self) -> Vec<(u64, u32)> {
-        let mut all = Vec::new();
-        dispatch!(&self.table, t => t.for_each_fingerprint(|b, fp| all.push((b, fp))));
-        all
-    }
-
-    /// Copies of the fingerprint of `hash` in its bucket pair; exact when
-    /// quiescent.
-    pub fn __copies(&self, hash: u64) -> usize {
-        let (i1, i2, fp) = self.__position(hash);
-        self.__fingerprints()
-            .into_iter()
-            .filter(|&(b, f)| f == fp && (b == i1 || b == i2))
-            .count()
     }
 }
 

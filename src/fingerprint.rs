@@ -1,9 +1,93 @@
 //! Fingerprint widths, and the branch-free lane arithmetic that finds a
 //! fingerprint (or an empty slot) inside a packed 64-bit word.
 //!
+//! The width is chosen at run time ([`FingerprintBits`], public) and fixed at
+//! compile time inside the table ([`Width`]: [`W8`], [`W16`], [`W32`]); the
+//! table module's `AnyTable` maps one to the other.
+//!
 //! A word holds `64 / BITS` lanes. A bucket is four consecutive lanes: half a
 //! word at 8 bits, one word at 16 bits, two words at 32 bits. A lane holding 0
 //! is an empty slot, which is why fingerprints are never 0.
+
+/// Slots per bucket: a bucket is this many consecutive lanes.
+pub(crate) const SLOTS: u32 = 4;
+
+/// Bits per fingerprint. Longer fingerprints cost memory and buy a lower
+/// false-positive rate: about `8 / 2^bits` at full load.
+///
+/// ```
+/// use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
+///
+/// let f = CuckooFilter::builder()
+///     .capacity(1000)
+///     .fingerprint_bits(FingerprintBits::Bits8)
+///     .build()?;
+/// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits8);
+/// assert_eq!(FingerprintBits::Bits8.bits(), 8);
+/// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum FingerprintBits {
+    /// 8-bit fingerprints: about 3 % false positives at full load, 8.4 bits per
+    /// item.
+    Bits8,
+    /// 16-bit fingerprints (the default): about 0.012 % false positives.
+    #[default]
+    Bits16,
+    /// 32-bit fingerprints: about 2 in 10^9 false positives.
+    Bits32,
+}
+
+impl FingerprintBits {
+    /// All widths, shortest first.
+    pub const ALL: [FingerprintBits; 3] = [Self::Bits8, Self::Bits16, Self::Bits32];
+
+    /// The width in bits.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::FingerprintBits;
+    /// assert_eq!(FingerprintBits::Bits32.bits(), 32);
+    /// ```
+    pub const fn bits(self) -> u32 {
+        match self {
+            Self::Bits8 => 8,
+            Self::Bits16 => 16,
+            Self::Bits32 => 32,
+        }
+    }
+
+    /// The width of `bits` bits, if it is one of the three offered.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::FingerprintBits;
+    /// assert_eq!(FingerprintBits::from_bits(8), Some(FingerprintBits::Bits8));
+    /// assert_eq!(FingerprintBits::from_bits(12), None);
+    /// assert!(FingerprintBits::ALL.iter().all(|b| FingerprintBits::from_bits(b.bits()) == Some(*b)));
+    /// ```
+    pub const fn from_bits(bits: u32) -> Option<Self> {
+        match bits {
+            8 => Some(Self::Bits8),
+            16 => Some(Self::Bits16),
+            32 => Some(Self::Bits32),
+            _ => None,
+        }
+    }
+
+    /// The false-positive rate bound at load factor `load` (0 to 1): a lookup
+    /// compares against the `2 · 4 · load` fingerprints of its two buckets, each
+    /// matching with probability `2^-bits`, so the rate is at most
+    /// `1 - (1 - 2^-bits)^(8 · load)`.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::FingerprintBits;
+    /// let p = FingerprintBits::Bits16.false_positive_rate(0.95);
+    /// assert!(p > 1.1e-4 && p < 1.2e-4);
+    /// ```
+    pub fn false_positive_rate(self, load: f64) -> f64 {
+        let miss = 1.0 - (-f64::from(self.bits())).exp2();
+        1.0 - miss.powf(2.0 * f64::from(SLOTS) * load)
+    }
+}
 
 /// A fingerprint width, fixed at compile time so that each width gets its own
 /// monomorphised table: the run-time choice costs one predictable branch per
@@ -14,9 +98,13 @@ pub(crate) trait Width: Copy + Send + Sync + 'static {
     /// Fingerprint lanes in one 64-bit word.
     const LANES: u32 = 64 / Self::BITS;
     /// Slots of one bucket that share a word (4 when the bucket fits in one).
-    const SLOTS_PER_WORD: u32 = if Self::LANES < 4 { Self::LANES } else { 4 };
+    const SLOTS_PER_WORD: u32 = if Self::LANES < SLOTS {
+        Self::LANES
+    } else {
+        SLOTS
+    };
     /// Words a bucket spans: 1, or 2 for 32-bit fingerprints.
-    const WORDS_PER_BUCKET: usize = (4 / Self::SLOTS_PER_WORD) as usize;
+    const WORDS_PER_BUCKET: usize = (SLOTS / Self::SLOTS_PER_WORD) as usize;
     /// Largest fingerprint, `2^BITS - 1`; fingerprints lie in `1..=MAX`.
     const MAX: u64 = (1u64 << Self::BITS) - 1;
     /// The lowest bit of every lane.
@@ -99,6 +187,7 @@ pub(crate) fn of_hash<W: Width>(hash: u64) -> u32 {
 
 /// A hash whose fingerprint is `fp` (in `1..=MAX`) and whose low half is `low`.
 /// The inverse of [`of_hash`]; test hooks use it to aim items at buckets.
+#[cfg(any(test, feature = "test-hooks"))]
 pub(crate) fn hash_with<W: Width>(fp: u32, low: u32) -> u64 {
     debug_assert!(fp >= 1 && u64::from(fp) <= W::MAX);
     let high = (u64::from(fp - 1) << 32).div_ceil(W::MAX);

@@ -30,11 +30,9 @@
 //! 1. **No false negatives.** An item whose `insert` returned `Ok` and that was
 //!    not removed is reported present by every `contains` that starts after the
 //!    insert returned, whatever other threads are doing.
-//! 2. **A failed insert changes nothing.** When no room can be made, `insert`
-//!    returns [`InsertError::Full`] and the table holds exactly what it held:
-//!    no item is evicted, and there is no victim slot.
-//! 3. **Lock-free.** No mutex, no spin-wait on another thread: a retry happens
-//!    only because another operation completed a step.
+//! 2. **A failed insert changes nothing.** [`InsertError::Full`] leaves the
+//!    table as it was: no item is evicted, and there is no victim slot.
+//! 3. **Lock-free.** No mutex, no spin-wait on another thread.
 //! 4. **Exact accounting.** With no operation in flight, [`len`](CuckooFilter::len)
 //!    is successful inserts minus successful removes.
 //! 5. **False-positive rate as promised**: at most about
@@ -60,32 +58,9 @@
 //! # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
 //! ```
 //!
-//! # How it works
-//!
-//! * **Table.** Partial-key cuckoo hashing: one 64-bit hash gives the item's
-//!   first bucket (low half) and its fingerprint (high half, never 0, which marks
-//!   an empty slot). The second bucket depends only on the first and the
-//!   fingerprint, through an involution without fixed points that works for any
-//!   even bucket count, so tables are not rounded to a power of two. Buckets of
-//!   four slots: with 16-bit fingerprints one bucket is one `AtomicU64`; 8-bit
-//!   puts two buckets in a word, 32-bit one bucket in two. A bucket never
-//!   straddles a cache line, and a fingerprint is found in a word by branch-free
-//!   lane arithmetic, not a loop over slots.
-//! * **Insert.** Try both buckets. If both are full, search breadth-first (read
-//!   only) for the shortest path of displacements that ends in an empty slot,
-//!   then apply it from its far end: each move copies the fingerprint into its
-//!   other bucket before clearing it from the old one, so it is always in at
-//!   least one of its buckets. If the table changed under the path, keep the
-//!   moves made (each is valid) and search again; if no path exists, report
-//!   full.
-//! * **Lookups and removes** read both buckets and, if they find nothing,
-//!   re-read a relocation counter of the bucket pair: movers bump it between the
-//!   copy and the clear, so a lookup that raced a move sees the change and
-//!   retries. Copies of one fingerprint in one pair are interchangeable, so a
-//!   remove may take any of them, and a mover whose source copy was taken by a
-//!   remove gives back one copy instead.
-//!
-//! The protocol is model-checked with loom on tables of two to four buckets
+//! How the protocol keeps each guarantee (table layout, the insert path,
+//! validated lookups and removes, memory orderings) is in [`implementation`].
+//! It is model-checked with loom on tables of two to four buckets
 //! (`loom-tests/`), and stress-tested with many threads (`stress/`).
 //!
 //! # Limits
@@ -99,29 +74,32 @@
 //! * Pre-hashed forms (`insert_hash` and friends) need well-mixed 64-bit hashes.
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 mod builder;
 #[cfg(feature = "rayon")]
 mod bulk;
-mod count;
 mod error;
-pub(crate) mod filter;
+mod filter;
 mod fingerprint;
 mod format;
 mod growable;
 mod hasher;
-mod memory;
 mod merge;
-mod path;
-mod relocation;
 mod sync;
 mod table;
+#[cfg(feature = "test-hooks")]
+pub mod test_hooks;
 
-pub use builder::{Builder, FingerprintBits};
+#[doc = include_str!("../IMPLEMENTATION.md")]
+pub mod implementation {}
+
+pub use builder::Builder;
 #[cfg(feature = "rayon")]
 pub use error::BulkInsertError;
-pub use error::{BuildError, DecodeError, GrowError, InsertError, MergeError};
+pub use error::{AllocError, BuildError, DecodeError, GrowError, InsertError, MergeError};
 pub use filter::CuckooFilter;
+pub use fingerprint::FingerprintBits;
 pub use format::HasherIdentity;
 pub use growable::{GrowableBuilder, GrowableCuckooFilter};
 pub use hasher::{DefaultHashBuilder, StableHasher, DEFAULT_SEED};

@@ -1,7 +1,7 @@
 //! Merging one filter into another: the fingerprints of both, in one table.
 
 use crate::error::MergeError;
-use crate::filter::dispatch;
+use crate::table::dispatch;
 use crate::CuckooFilter;
 
 impl<S: PartialEq> CuckooFilter<S> {

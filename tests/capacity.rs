@@ -2,12 +2,13 @@
 
 mod common;
 use common::mix;
+use lockfree_cuckoo_filter::test_hooks;
 use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
 
 /// Fills a table of `buckets` buckets until the first failure; returns the
 /// load reached and the false-positive rate measured there.
 fn fill(buckets: u64, bits: FingerprintBits) -> (f64, f64, CuckooFilter) {
-    let f = CuckooFilter::__with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+    let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
     let mut n = 0u64;
     while f.insert_hash(mix(n)).is_ok() {
         n += 1;

@@ -7,6 +7,7 @@ use common::mix;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 
+use lockfree_cuckoo_filter::test_hooks::{self, TableHooks};
 use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
 
 /// Keys of thread `t` (t = 0 are the stable keys, never removed).
@@ -27,7 +28,7 @@ fn churn(
     readers: u64,
     rounds: usize,
 ) {
-    let f = CuckooFilter::__with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+    let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
     let slots = f.capacity() as f64;
     let stable = (slots * base) as u64;
     for i in 0..stable {
@@ -117,7 +118,7 @@ fn churn(
         stable as usize + live_total.load(Ordering::Relaxed)
     );
     assert_eq!(
-        f.__fingerprints().len(),
+        f.fingerprints().len(),
         f.len(),
         "table holds exactly len fingerprints"
     );
@@ -175,6 +176,6 @@ fn shared_duplicates_are_counted_exactly() {
     assert_eq!(f.len(), 9_000);
     for item in 0..3u64 {
         let hash = std::hash::BuildHasher::hash_one(f.hasher(), item);
-        assert_eq!(f.__copies(hash), 0, "a copy outlived its removes");
+        assert_eq!(f.copies(hash), 0, "a copy outlived its removes");
     }
 }

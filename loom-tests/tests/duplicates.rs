@@ -16,11 +16,12 @@
 //!
 //! Mutations it catches: no fallback in `relocate` (3 copies left), `put` or
 //! `take` by load + store instead of CAS (1 copy left).
-#![cfg(loom)]
+#![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
 
 use common::{assert_holds_exactly, check, filter, fp, fps, prefill};
+use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use loom::sync::Arc;
 
 #[test]
@@ -34,8 +35,8 @@ fn insert_insert_remove_of_one_item() {
         let mut live = vec![h, h];
         live.extend(s.iter().map(|&p| prefill(&f, 0, p)));
         live.extend(fps(&f, 1, 2, 4, &[]).into_iter().map(|p| prefill(&f, 1, p)));
-        let x = f.__hash_for(0, fp(&f, 0, 1, &[]));
-        let h_from_3 = f.__hash_for(3, h_fp);
+        let x = f.hash_for(0, fp(&f, 0, 1, &[]));
+        let h_from_3 = f.hash_for(3, h_fp);
 
         let f = Arc::new(f);
         let mover = common::spawn_insert(&f, x);
@@ -45,7 +46,7 @@ fn insert_insert_remove_of_one_item() {
         again.join().unwrap().expect("room in bucket 3");
 
         assert!(removed, "remove missed an item with two live copies");
-        assert_eq!(f.__copies(h), 2, "copies of h: 2 inserted + 1 - 1 removed");
+        assert_eq!(f.copies(h), 2, "copies of h: 2 inserted + 1 - 1 removed");
         live.extend([x, h]);
         live.remove(0);
         assert_holds_exactly(&f, &live);

@@ -12,10 +12,10 @@
 //! read is reported as a causality violation.
 //!
 //! ```text
-//! RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
+//! RUSTFLAGS="--cfg lockfree_cuckoo_filter_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
 //!     cargo test -p loom-tests --release --test growth
 //! ```
-#![cfg(loom)]
+#![cfg(lockfree_cuckoo_filter_loom)]
 
 use lockfree_cuckoo_filter::GrowableCuckooFilter;
 use loom::sync::Arc;

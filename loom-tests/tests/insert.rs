@@ -17,11 +17,12 @@
 //! both inserts `Ok` for one slot, or an item lost); no fallback in `relocate`
 //! and Relaxed bucket accesses (`same_path_room_for_both`: an insert fails
 //! although there was room, the duplicate copy having taken it).
-#![cfg(loom)]
+#![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
 
 use common::{assert_holds_exactly, check, filter, fp, fps, prefill};
+use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use loom::sync::Arc;
 
 /// Runs inserts of `x` (spawned thread) and `y` (main thread) on `f`, then
@@ -58,7 +59,7 @@ fn last_free_slot() {
         let all = fps(&f, 0, 1, 9, &[]);
         let mut live: Vec<u64> = all[..4].iter().map(|&p| prefill(&f, 0, p)).collect();
         live.extend(all[4..7].iter().map(|&p| prefill(&f, 1, p)));
-        let (x, y) = (f.__hash_for(0, all[7]), f.__hash_for(0, all[8]));
+        let (x, y) = (f.hash_for(0, all[7]), f.hash_for(0, all[8]));
         race(f, live, x, y, false);
     });
 }
@@ -81,8 +82,8 @@ fn same_path(free: usize) {
         for (bucket, group) in [(0, &a), (1, &b), (3, &c), (2, &d)] {
             live.extend(group.iter().map(|&p| prefill(&f, bucket, p)));
         }
-        let x = f.__hash_for(0, fp(&f, 0, 1, &[]));
-        let y = f.__hash_for(0, fps(&f, 0, 1, 2, &[])[1]);
+        let x = f.hash_for(0, fp(&f, 0, 1, &[]));
+        let y = f.hash_for(0, fps(&f, 0, 1, 2, &[])[1]);
         race(f, live, x, y, free == 2);
     });
 }

@@ -23,11 +23,12 @@
 //! true) and bumping the counter after the clear instead of before (the two
 //! "into first bucket" cases); clearing before copying, and Relaxed bucket
 //! loads and CASes (all four cases).
-#![cfg(loom)]
+#![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
 
 use common::{assert_holds_exactly, check, filter, one_step};
+use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use loom::sync::Arc;
 
 fn contains_during_relocation(from: u64, to: u64, lookup_first: u64) {
@@ -35,7 +36,7 @@ fn contains_during_relocation(from: u64, to: u64, lookup_first: u64) {
         let f = filter(4);
         let mut s = one_step(&f, from, to);
         // The moving item, seen from the lookup's first bucket.
-        let target = f.__hash_for(lookup_first, s.movers[0]);
+        let target = f.hash_for(lookup_first, s.movers[0]);
         let x = s.x;
 
         let f = Arc::new(f);
@@ -47,7 +48,7 @@ fn contains_during_relocation(from: u64, to: u64, lookup_first: u64) {
         inserter.join().unwrap().expect("room one step away");
 
         // The model exercised what it claims: the path moved `movers[0]`.
-        assert!(f.__fingerprints().contains(&(to, s.movers[0])));
+        assert!(f.fingerprints().contains(&(to, s.movers[0])));
         s.live.push(x);
         assert_holds_exactly(&f, &s.live);
     });

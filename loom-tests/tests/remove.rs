@@ -12,7 +12,7 @@
 //! whose cuckoo path moves `movers[0]` between `from` and `to`; the main thread
 //! removes that item, aimed first at either bucket. The remove must succeed
 //! (the item was live throughout), the pair must end with no copy of it
-//! (`__copies`), a later `contains` must agree, and the table ends exact
+//! (`copies`), a later `contains` must agree, and the table ends exact
 //! (model 6).
 //!
 //! Mutations it catches: removes without validation and the counter bumped
@@ -20,18 +20,19 @@
 //! destination first); no fallback in `relocate`, and `take` by load + store
 //! instead of CAS ("copies ... left in its pair", all cases); clearing before
 //! copying and Relaxed bucket accesses (remove missed a live item).
-#![cfg(loom)]
+#![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
 
 use common::{assert_holds_exactly, check, filter, key, one_step};
+use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use loom::sync::Arc;
 
 fn remove_during_relocation(from: u64, to: u64, remove_first: u64) {
     check(move || {
         let f = filter(4);
         let mut s = one_step(&f, from, to);
-        let target = f.__hash_for(remove_first, s.movers[0]);
+        let target = f.hash_for(remove_first, s.movers[0]);
         let x = s.x;
 
         let f = Arc::new(f);
@@ -41,7 +42,7 @@ fn remove_during_relocation(from: u64, to: u64, remove_first: u64) {
 
         assert!(removed, "remove missed a live item being relocated");
         assert_eq!(
-            f.__copies(target),
+            f.copies(target),
             0,
             "copies of the removed item left in its pair"
         );

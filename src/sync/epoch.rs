@@ -6,12 +6,13 @@
 //! replaced is handed to the epoch collector (`defer_destroy`), which frees it
 //! once every thread that might still be reading it has unpinned.
 //!
-//! Under `--cfg loom` the filter is built with `RUSTFLAGS="--cfg loom"` only,
-//! and `crossbeam-epoch` switches to loom's atomics only under its own
-//! `--cfg crossbeam_loom` plus its `loom` feature, so its pointer would be
-//! invisible to the model. Instead this module provides the same three
-//! operations on a loom [`AtomicPtr`](loom::sync::atomic::AtomicPtr), with
-//! the same orderings, and the value kept in a loom `UnsafeCell`: loom then
+//! Under loom the filter is built with `RUSTFLAGS="--cfg
+//! lockfree_cuckoo_filter_loom"` only, and `crossbeam-epoch` switches to loom's
+//! atomics only under its own `--cfg crossbeam_loom` plus its `loom` feature,
+//! so its pointer would be invisible to the model. Instead this module
+//! provides the same three operations on a loom
+//! [`AtomicPtr`](loom::sync::atomic::AtomicPtr), with the same orderings, and
+//! the value kept in a loom `UnsafeCell`: loom then
 //! checks both the publication race (a reader that can see the pointer must
 //! also see the value written before it was published, or loom reports a
 //! causality violation) and every interleaving of loads and swaps. Replaced
@@ -21,7 +22,7 @@
 
 pub(crate) use imp::{pin, Current, Guard, Published};
 
-#[cfg(not(loom))]
+#[cfg(not(lockfree_cuckoo_filter_loom))]
 mod imp {
     use std::ops::Deref;
 
@@ -146,7 +147,7 @@ mod imp {
     }
 }
 
-#[cfg(loom)]
+#[cfg(lockfree_cuckoo_filter_loom)]
 mod imp {
     use std::ops::Deref;
     use std::sync::Mutex;
@@ -230,9 +231,9 @@ mod imp {
 
         pub(crate) fn load<'g>(&self, _guard: &'g Guard) -> Current<'g, T> {
             let node = self.ptr.load(Ordering::Acquire);
-            // SAFETY: nodes are freed only on drop.
             Current {
                 node,
+                // SAFETY: nodes are freed only on drop.
                 value: unsafe { read(node) },
             }
         }
@@ -250,20 +251,20 @@ mod imp {
             {
                 Ok(old) => {
                     self.retired.lock().unwrap().push(old);
-                    // SAFETY: nodes are freed only on drop.
                     Ok(Current {
                         node,
+                        // SAFETY: nodes are freed only on drop.
                         value: unsafe { read(node) },
                     })
                 }
                 Err(now) => {
                     // SAFETY: `node` was never published; it is ours alone.
                     let ours = unsafe { Box::from_raw(node) }.value.into_inner();
-                    // SAFETY: nodes are freed only on drop.
                     Err((
                         ours,
                         Current {
                             node: now,
+                            // SAFETY: nodes are freed only on drop.
                             value: unsafe { read(now) },
                         },
                     ))
@@ -285,8 +286,8 @@ mod imp {
 }
 
 /// Reference counting for values shared by successive published chains.
-#[cfg(loom)]
+#[cfg(lockfree_cuckoo_filter_loom)]
 pub(crate) use loom::sync::Arc;
 /// Reference counting for values shared by successive published chains.
-#[cfg(not(loom))]
+#[cfg(not(lockfree_cuckoo_filter_loom))]
 pub(crate) use std::sync::Arc;

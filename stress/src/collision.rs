@@ -34,6 +34,7 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use lockfree_cuckoo_filter::test_hooks::{self, TableHooks};
 use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
 
 use super::{Config, Rng};
@@ -114,7 +115,7 @@ fn one_round(
     seed: u64,
     totals: &Totals,
 ) -> Result<(), String> {
-    let filter = CuckooFilter::__with_buckets(buckets, bits, DefaultHashBuilder::default())
+    let filter = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default())
         .map_err(|e| format!("cannot build a {buckets}-bucket table: {e}"))?;
     let mut rng = Rng::new(seed, u64::MAX);
     let keys: Vec<u64> = (0..FINGERPRINTS)
@@ -225,7 +226,7 @@ fn end_check(
     buckets: u64,
 ) -> Result<(), String> {
     let held: usize = holdings.iter().flatten().map(|&n| n as usize).sum();
-    let in_table = filter.__fingerprints().len();
+    let in_table = filter.fingerprints().len();
     if filter.len() != held || in_table != held {
         return Err(format!(
             "end: {held} copies held, len() = {}, {in_table} fingerprints in the table",
@@ -244,7 +245,7 @@ fn end_check(
             }
         }
     }
-    let left = filter.__fingerprints();
+    let left = filter.fingerprints();
     if !filter.is_empty() || !left.is_empty() {
         return Err(format!(
             "end: everything held removed, yet len() = {} and the table holds {left:?}",

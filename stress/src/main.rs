@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, InsertError};
 
 mod collision;
@@ -201,12 +202,11 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, 
                     "--shared-pct" => cfg.shared_pct = num(&flag, v)?,
                     "--fpr-probes" => cfg.fpr_probes = num(&flag, v)?,
                     "--bits" => {
-                        cfg.bits = match v {
-                            "8" => FingerprintBits::Bits8,
-                            "16" => FingerprintBits::Bits16,
-                            "32" => FingerprintBits::Bits32,
-                            _ => return Err(format!("--bits: {v:?} is not 8, 16 or 32")),
-                        }
+                        cfg.bits = v
+                            .parse()
+                            .ok()
+                            .and_then(FingerprintBits::from_bits)
+                            .ok_or_else(|| format!("--bits: {v:?} is not 8, 16 or 32"))?;
                     }
                     "--mix" => {
                         let parts: Vec<&str> = v.split('/').collect();
@@ -822,7 +822,7 @@ fn report(run: &Run<'_>, holdings: &[Holdings], elapsed: Duration, prefill: Dura
             format!("len() = {len}, but the threads hold {expected} live copies"),
         );
     }
-    let slots_used = filter.__fingerprints().len();
+    let slots_used = filter.fingerprints().len();
     if slots_used != len {
         run.violation(
             who,
@@ -858,7 +858,7 @@ fn report(run: &Run<'_>, holdings: &[Holdings], elapsed: Duration, prefill: Dura
             }
             // More copies may be there if another key shares the fingerprint
             // and buckets; never fewer.
-            let copies = filter.__copies(filter.hasher().hash_one(shared_key(j)));
+            let copies = filter.copies(filter.hasher().hash_one(shared_key(j)));
             if copies < held {
                 run.violation(
                     who,
@@ -916,7 +916,7 @@ fn report(run: &Run<'_>, holdings: &[Holdings], elapsed: Duration, prefill: Dura
             }
         }
     }
-    let left = filter.__fingerprints().len();
+    let left = filter.fingerprints().len();
     let len_after = filter.len();
     if len_after != 0 || left != 0 {
         run.violation(

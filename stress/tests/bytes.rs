@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 
+use lockfree_cuckoo_filter::test_hooks::{self, TableHooks};
 use lockfree_cuckoo_filter::{
     CuckooFilter, DecodeError, DefaultHashBuilder, FingerprintBits, HasherIdentity, MergeError,
 };
@@ -29,7 +30,7 @@ fn filter(bits: FingerprintBits, capacity: usize) -> CuckooFilter {
 
 /// A filter of `bits` with some items in it.
 fn small(bits: FingerprintBits, buckets: u64, items: u64) -> CuckooFilter {
-    let f = CuckooFilter::__with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+    let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
     for i in 0..items {
         f.insert(&i).unwrap();
     }
@@ -59,7 +60,7 @@ fn assert_same(f: &CuckooFilter, g: &CuckooFilter, probes: u64) {
     assert_eq!(g.bucket_count(), f.bucket_count());
     assert_eq!(g.fingerprint_bits(), f.fingerprint_bits());
     assert_eq!(g.hasher(), f.hasher());
-    assert_eq!(g.__fingerprints(), f.__fingerprints());
+    assert_eq!(g.fingerprints(), f.fingerprints());
     for k in 0..probes {
         assert_eq!(g.contains(&k), f.contains(&k), "key {k}");
     }
@@ -227,8 +228,8 @@ proptest! {
 /// The table's contents as a multiset of (bucket pair, fingerprint).
 fn multiset(f: &CuckooFilter) -> BTreeMap<(u64, u64, u32), usize> {
     let mut m = BTreeMap::new();
-    for (bucket, fp) in f.__fingerprints() {
-        let (_, alt, _) = f.__position(f.__hash_for(bucket, fp));
+    for (bucket, fp) in f.fingerprints() {
+        let (_, alt, _) = f.position(f.hash_for(bucket, fp));
         *m.entry((bucket.min(alt), bucket.max(alt), fp)).or_insert(0) += 1;
     }
     m
@@ -278,7 +279,7 @@ fn every_single_byte_error_is_refused() {
 fn encoding_is_pinned() {
     // Byte-for-byte what docs/FORMAT.md describes.
     let f = small(FingerprintBits::Bits16, 2, 0);
-    f.insert_hash(f.__hash_for(1, 0xbeef)).unwrap();
+    f.insert_hash(f.hash_for(1, 0xbeef)).unwrap();
     let bytes = f.to_bytes();
     let mut expected = Vec::new();
     expected.extend_from_slice(b"LFCUCKOO");

@@ -11,6 +11,7 @@ mod common;
 use common::mix;
 use std::collections::BTreeMap;
 
+use lockfree_cuckoo_filter::test_hooks::{self, TableHooks};
 use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
 use proptest::prelude::*;
 
@@ -40,15 +41,15 @@ fn bits() -> impl Strategy<Value = FingerprintBits> {
 }
 
 fn model_key(f: &CuckooFilter, h: u64) -> Key {
-    let (i1, i2, fp) = f.__position(h);
+    let (i1, i2, fp) = f.position(h);
     (i1.min(i2), i1.max(i2), fp)
 }
 
 /// The table's contents as a multiset of (pair, fingerprint).
 fn table_multiset(f: &CuckooFilter) -> BTreeMap<Key, usize> {
     let mut m = BTreeMap::new();
-    for (bucket, fp) in f.__fingerprints() {
-        let (_, alt, _) = f.__position(f.__hash_for(bucket, fp));
+    for (bucket, fp) in f.fingerprints() {
+        let (_, alt, _) = f.position(f.hash_for(bucket, fp));
         *m.entry((bucket.min(alt), bucket.max(alt), fp)).or_insert(0) += 1;
     }
     m
@@ -58,7 +59,7 @@ fn table_multiset(f: &CuckooFilter) -> BTreeMap<Key, usize> {
 /// actual contents (a fingerprint in bucket `b` can move to its alternate).
 fn distance_to_free_slot(f: &CuckooFilter, roots: [u64; 2]) -> Option<usize> {
     let mut occupants: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
-    for (b, fp) in f.__fingerprints() {
+    for (b, fp) in f.fingerprints() {
         occupants.entry(b).or_default().push(fp);
     }
     let mut seen: Vec<u64> = roots.to_vec();
@@ -76,7 +77,7 @@ fn distance_to_free_slot(f: &CuckooFilter, roots: [u64; 2]) -> Option<usize> {
         let mut next = Vec::new();
         for b in frontier {
             for &fp in occupants.get(&b).into_iter().flatten() {
-                let (_, alt, _) = f.__position(f.__hash_for(b, fp));
+                let (_, alt, _) = f.position(f.hash_for(b, fp));
                 if !seen.contains(&alt) {
                     seen.push(alt);
                     next.push(alt);
@@ -89,7 +90,7 @@ fn distance_to_free_slot(f: &CuckooFilter, roots: [u64; 2]) -> Option<usize> {
 }
 
 fn run(buckets: u64, bits: FingerprintBits, ops: &[Op]) -> Result<(), TestCaseError> {
-    let f = CuckooFilter::__with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+    let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
     let mut model: BTreeMap<Key, usize> = BTreeMap::new();
     let mut len = 0usize;
     for op in ops {
@@ -106,7 +107,7 @@ fn run(buckets: u64, bits: FingerprintBits, ops: &[Op]) -> Result<(), TestCaseEr
                     // displacements before any at five: failing with a free slot
                     // that close would be a search bug.
                     Err(_) => {
-                        let (i1, i2, _) = f.__position(mix(k));
+                        let (i1, i2, _) = f.position(mix(k));
                         let distance = distance_to_free_slot(&f, [i1, i2]);
                         prop_assert!(
                             distance.is_none_or(|d| d > 4),
@@ -167,7 +168,7 @@ proptest! {
     /// Duplicates: one item inserted k <= 8 times can be removed k times.
     #[test]
     fn duplicates_insert_and_remove_k_times(k in 1usize..=8, key in any::<u64>(), bits in bits()) {
-        let f = CuckooFilter::__with_buckets(64, bits, DefaultHashBuilder::default()).unwrap();
+        let f = test_hooks::with_buckets(64, bits, DefaultHashBuilder::default()).unwrap();
         for _ in 0..k {
             prop_assert!(f.insert(&key).is_ok());
         }

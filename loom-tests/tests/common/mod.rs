@@ -3,11 +3,12 @@
 //!
 //! Everything here runs inside `loom::model` (the filter's atomics are loom's,
 //! so a filter can only be built inside a model). Choosing fingerprints is pure
-//! arithmetic on the table's addressing (`__hash_for` / `__position`) and costs
+//! arithmetic on the table's addressing (`hash_for` / `position`, from the crate's test hooks) and costs
 //! the model checker nothing.
 
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+use lockfree_cuckoo_filter::test_hooks::{self, TableHooks};
 use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits, InsertError};
 use loom::sync::Arc;
 use loom::thread::{self, JoinHandle};
@@ -75,7 +76,7 @@ where
 /// A filter of exactly `buckets` buckets of four 16-bit fingerprints (one
 /// bucket per `AtomicU64`).
 pub fn filter(buckets: u64) -> Filter {
-    CuckooFilter::__with_buckets(
+    test_hooks::with_buckets(
         buckets,
         FingerprintBits::Bits16,
         DefaultHashBuilder::default(),
@@ -89,7 +90,7 @@ pub fn filter(buckets: u64) -> Filter {
 pub fn fps(f: &Filter, bucket: u64, alt: u64, count: usize, skip: &[u32]) -> Vec<u32> {
     let found: Vec<u32> = (1..=u32::from(u16::MAX))
         .filter(|fp| !skip.contains(fp))
-        .filter(|&fp| f.__position(f.__hash_for(bucket, fp)) == (bucket, alt, fp))
+        .filter(|&fp| f.position(f.hash_for(bucket, fp)) == (bucket, alt, fp))
         .take(count)
         .collect();
     assert_eq!(
@@ -104,7 +105,7 @@ pub fn fps(f: &Filter, bucket: u64, alt: u64, count: usize, skip: &[u32]) -> Vec
 /// (in a table of 4 buckets each bucket has exactly two partners).
 pub fn partner(f: &Filter, bucket: u64, not: u64) -> u64 {
     (1..=u32::from(u16::MAX))
-        .map(|fp| f.__position(f.__hash_for(bucket, fp)).1)
+        .map(|fp| f.position(f.hash_for(bucket, fp)).1)
         .find(|&alt| alt != not)
         .expect("a second partner")
 }
@@ -117,7 +118,7 @@ pub fn fp(f: &Filter, bucket: u64, alt: u64, skip: &[u32]) -> u32 {
 /// Inserts the item with first bucket `bucket` and fingerprint `fp`, in the
 /// set-up (before any thread is spawned); it must fit without a path.
 pub fn prefill(f: &Filter, bucket: u64, fp: u32) -> u64 {
-    let hash = f.__hash_for(bucket, fp);
+    let hash = f.hash_for(bucket, fp);
     f.insert_hash(hash).expect("prefill fits");
     hash
 }
@@ -125,7 +126,7 @@ pub fn prefill(f: &Filter, bucket: u64, fp: u32) -> u64 {
 /// The identity of an item in the table: its unordered bucket pair and its
 /// fingerprint. Relocation changes the bucket, never this.
 pub fn key(f: &Filter, hash: u64) -> ((u64, u64), u32) {
-    let (i1, i2, fp) = f.__position(hash);
+    let (i1, i2, fp) = f.position(hash);
     ((i1.min(i2), i1.max(i2)), fp)
 }
 
@@ -137,9 +138,9 @@ pub fn assert_holds_exactly(f: &Filter, live: &[u64]) {
     let mut want: Vec<_> = live.iter().map(|&h| key(f, h)).collect();
     want.sort_unstable();
     let mut have: Vec<_> = f
-        .__fingerprints()
+        .fingerprints()
         .into_iter()
-        .map(|(b, fp)| key(f, f.__hash_for(b, fp)))
+        .map(|(b, fp)| key(f, f.hash_for(b, fp)))
         .collect();
     have.sort_unstable();
     assert_eq!(
@@ -159,7 +160,7 @@ pub fn assert_holds_exactly(f: &Filter, live: &[u64]) {
     );
     assert_eq!(
         f.len(),
-        f.__fingerprints().len(),
+        f.fingerprints().len(),
         "len() disagrees with the table"
     );
 }
@@ -185,7 +186,7 @@ pub fn one_step(f: &Filter, from: u64, to: u64) -> OneStep {
     let other = partner(f, from, to);
     let beyond = partner(f, other, from);
     let movers = fps(f, from, to, 4, &[]);
-    let x = f.__hash_for(from, fp(f, from, other, &[]));
+    let x = f.hash_for(from, fp(f, from, other, &[]));
     let mut live: Vec<u64> = movers.iter().map(|&m| prefill(f, from, m)).collect();
     live.extend(
         fps(f, other, beyond, 4, &[])

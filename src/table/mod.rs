@@ -15,14 +15,33 @@
 //! number of live items with that pair and fingerprint plus the number of
 //! movers between their copy and their clear. Copies of one fingerprint in one
 //! pair are interchangeable, so it does not matter which copy a remove takes.
+//!
+//! This module is the table core: layout and addressing, the single-bucket
+//! steps, lookups, removes and relocation. Beside it: [`path`] (the cuckoo path
+//! search, built on those steps) and [`insert`] (which uses it), [`relocation`]
+//! (the counters that validate lookups and removes), [`count`] (the item
+//! count), [`memory`] (allocation, prefetching, huge pages), [`any`] (a table
+//! of a width chosen at run time) and [`batch`] (pipelined lookups).
+
+mod any;
+mod batch;
+mod count;
+mod insert;
+mod memory;
+mod path;
+mod relocation;
 
 use std::marker::PhantomData;
 
-use crate::count::ItemCount;
+use crate::error::AllocError;
 use crate::fingerprint::{self as fpr, Width};
-use crate::path;
-use crate::relocation::{self, RelocationCounters, Snapshot};
-use crate::sync::{prefetch, zeroed_blocks, AtomicU64, Block, Ordering};
+use crate::sync::{AtomicU64, Ordering};
+use count::ItemCount;
+use memory::{prefetch, zeroed_blocks, Block};
+use relocation::{RelocationCounters, Snapshot};
+
+pub(crate) use any::{dispatch, with_width, AnyTable};
+pub(crate) use batch::GROUP;
 
 /// Largest bucket count: bucket indices come from the low 32 bits of the hash.
 pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
@@ -45,11 +64,8 @@ pub(crate) fn valid_bucket_count(buckets: u64) -> bool {
     buckets % 2 == 0 && (2..=MAX_BUCKETS).contains(&buckets)
 }
 
-/// Slots per bucket.
-pub(crate) const SLOTS: u32 = 4;
-
-/// Lookups whose bucket loads a batched lookup prefetches together.
-pub(crate) const GROUP: usize = 16;
+/// Slots per bucket (fixed by the lane layout, see [`crate::fingerprint`]).
+pub(crate) use crate::fingerprint::SLOTS;
 
 const SUCCESS: Ordering = Ordering::AcqRel;
 const FAILURE: Ordering = Ordering::Acquire;
@@ -84,13 +100,14 @@ pub(crate) struct Table<W: Width> {
 }
 
 impl<W: Width> Table<W> {
-    /// An empty table, or `None` if its memory cannot be allocated.
+    /// An empty table, or an error if its memory cannot be allocated.
     /// `buckets` must be even and in `2..=MAX_BUCKETS` (the builder checks).
-    pub(crate) fn new(buckets: u64) -> Option<Self> {
+    pub(crate) fn new(buckets: u64) -> Result<Self, AllocError> {
         debug_assert!(valid_bucket_count(buckets));
-        let blocks = usize::try_from(Self::words_for(buckets).div_ceil(2)).ok()?;
-        Some(Self {
-            blocks: zeroed_blocks(blocks)?,
+        let blocks = usize::try_from(Self::words_for(buckets).div_ceil(2))
+            .map_err(|_| Self::alloc_error(buckets))?;
+        Ok(Self {
+            blocks: zeroed_blocks(blocks).ok_or_else(|| Self::alloc_error(buckets))?,
             buckets,
             relocations: RelocationCounters::new(buckets),
             count: ItemCount::new(),
@@ -101,6 +118,13 @@ impl<W: Width> Table<W> {
     /// Words needed for `buckets` buckets.
     pub(crate) fn words_for(buckets: u64) -> u64 {
         words_for(W::BITS, buckets)
+    }
+
+    /// The error for a table of `buckets` buckets that cannot be allocated.
+    pub(crate) fn alloc_error(buckets: u64) -> AllocError {
+        AllocError {
+            bytes: table_bytes_for(W::BITS, buckets),
+        }
     }
 
     pub(crate) fn buckets(&self) -> u64 {
@@ -236,50 +260,45 @@ impl<W: Width> Table<W> {
     /// Retries only when the word changed under it (another operation's step).
     #[inline]
     pub(crate) fn put(&self, bucket: u64, fp: u32) -> bool {
-        let Locus { first, mask } = self.locus(bucket);
-        for k in 0..W::WORDS_PER_BUCKET {
-            let cell = self.word(first + k);
-            let mut word = cell.load(Ordering::Acquire);
-            loop {
-                let empty = fpr::zero_lanes::<W>(word) & mask;
-                if empty == 0 {
-                    break;
-                }
-                let lane = fpr::first_lane::<W>(empty);
-                match cell.compare_exchange(
-                    word,
-                    fpr::with_lane::<W>(word, lane, fp),
-                    SUCCESS,
-                    FAILURE,
-                ) {
-                    Ok(_) => return true,
-                    Err(now) => word = now,
-                }
-            }
-        }
-        false
+        self.change_lane(bucket, fpr::zero_lanes::<W>, |word, lane| {
+            fpr::with_lane::<W>(word, lane, fp)
+        })
     }
 
     /// CASes one copy of `fp` out of `bucket`. False if the bucket holds none.
     #[inline]
     fn take(&self, bucket: u64, fp: u32) -> bool {
-        let Locus { first, mask } = self.locus(bucket);
         let pattern = fpr::broadcast::<W>(fp);
+        self.change_lane(
+            bucket,
+            |word| fpr::zero_lanes::<W>(word ^ pattern),
+            fpr::without_lane::<W>,
+        )
+    }
+
+    /// The one CAS loop of a single-bucket step: in each word of `bucket`,
+    /// finds the first of its lanes that `find` flags (by their high bits) and
+    /// CASes the word to `change(word, lane)`. False once no word of the bucket
+    /// has a flagged lane. Retries only when the word changed under it (another
+    /// operation's step), finding the lane again in the value it failed on.
+    #[inline(always)]
+    fn change_lane(
+        &self,
+        bucket: u64,
+        find: impl Fn(u64) -> u64,
+        change: impl Fn(u64, u32) -> u64,
+    ) -> bool {
+        let Locus { first, mask } = self.locus(bucket);
         for k in 0..W::WORDS_PER_BUCKET {
             let cell = self.word(first + k);
             let mut word = cell.load(Ordering::Acquire);
             loop {
-                let hits = fpr::zero_lanes::<W>(word ^ pattern) & mask;
-                if hits == 0 {
+                let flags = find(word) & mask;
+                if flags == 0 {
                     break;
                 }
-                let lane = fpr::first_lane::<W>(hits);
-                match cell.compare_exchange(
-                    word,
-                    fpr::without_lane::<W>(word, lane),
-                    SUCCESS,
-                    FAILURE,
-                ) {
+                let lane = fpr::first_lane::<W>(flags);
+                match cell.compare_exchange(word, change(word, lane), SUCCESS, FAILURE) {
                     Ok(_) => return true,
                     Err(now) => word = now,
                 }
@@ -291,7 +310,7 @@ impl<W: Width> Table<W> {
     // ----- operations ------------------------------------------------------
 
     /// Whether the pair of `pos` holds its fingerprint, validated against
-    /// concurrent relocation (see [`crate::relocation`]).
+    /// concurrent relocation (see [`relocation`]).
     #[inline]
     pub(crate) fn contains(&self, pos: Position) -> bool {
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
@@ -311,22 +330,13 @@ impl<W: Width> Table<W> {
         }
     }
 
-    /// Starts loading both buckets of `pos` into the cache, without waiting.
-    /// Batched lookups call it one group ahead, so that a group's cache misses
-    /// are in flight together while the previous group is compared.
-    #[inline(always)]
-    pub(crate) fn prefetch(&self, pos: Position) {
-        self.prefetch_bucket(pos.i1);
-        self.prefetch_bucket(pos.i2);
-    }
-
     /// Removes one copy of the fingerprint of `pos` from its pair, validated
     /// like a lookup. False if (validly) none was there.
     ///
     /// The remove announces itself on the pair's stripe *before* it takes
     /// anything ([`Snapshot::announce`]): without that, an insert of a colliding
     /// item into one bucket plus this take from the other would be a move that
-    /// no lookup can see (see [`crate::relocation`], "unannounced moves").
+    /// no lookup can see (see [`relocation`], "unannounced moves").
     pub(crate) fn remove_copy(&self, pos: Position) -> bool {
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
         // The second bucket's miss overlaps the first's.
@@ -352,38 +362,6 @@ impl<W: Width> Table<W> {
             self.count.decrement(pos.i1);
         }
         removed
-    }
-
-    /// Inserts an item at `pos`. On `Err` the table holds the same multiset of
-    /// fingerprints it held before (relocations made meanwhile are valid moves).
-    pub(crate) fn insert(&self, pos: Position) -> Result<(), Full> {
-        // The second bucket's miss overlaps the first's.
-        self.prefetch_bucket(pos.i2);
-        if self.put(pos.i1, pos.fp) || self.put(pos.i2, pos.fp) || path::insert(self, pos) {
-            self.count.increment(pos.i1);
-            Ok(())
-        } else {
-            Err(Full)
-        }
-    }
-
-    /// [`Self::insert`] without counting the item: bulk loads count a whole
-    /// batch at once with [`Self::count_in`], one counter update per batch
-    /// instead of one per item on counter lines other loading cores also write.
-    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
-    pub(crate) fn insert_uncounted(&self, pos: Position) -> Result<(), Full> {
-        if self.put(pos.i1, pos.fp) || self.put(pos.i2, pos.fp) || path::insert(self, pos) {
-            Ok(())
-        } else {
-            Err(Full)
-        }
-    }
-
-    /// Counts in `n` items inserted by [`Self::insert_uncounted`], in the shard
-    /// of `key`.
-    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
-    pub(crate) fn count_in(&self, key: u64, n: usize) {
-        self.count.add(key, n);
     }
 
     /// Moves the copy of `fp` in slot `slot` of bucket `src` to its alternate
@@ -430,16 +408,6 @@ impl<W: Width> Table<W> {
         }
     }
 
-    /// Inserts fingerprint `fp` with `bucket` as its first bucket (merging,
-    /// decoding): the same protocol as any insert.
-    pub(crate) fn insert_fingerprint(&self, bucket: u64, fp: u32) -> Result<(), Full> {
-        self.insert(Position {
-            i1: bucket,
-            i2: self.alternate(bucket, fp),
-            fp,
-        })
-    }
-
     /// Number of words that hold buckets (the rest of the last line is padding).
     pub(crate) fn word_count(&self) -> usize {
         Self::words_for(self.buckets) as usize
@@ -452,18 +420,18 @@ impl<W: Width> Table<W> {
 
     /// A table of `buckets` buckets whose words are `words` (exactly
     /// `words_for(buckets)` of them; extra ones are ignored, missing ones stay
-    /// empty) and whose count is `len`. `None` if allocation fails.
+    /// empty) and whose count is `len`, or an error if allocation fails.
     pub(crate) fn from_words(
         buckets: u64,
         words: impl IntoIterator<Item = u64>,
         len: usize,
-    ) -> Option<Self> {
+    ) -> Result<Self, AllocError> {
         let table = Self::new(buckets)?;
         for (i, w) in words.into_iter().take(table.word_count()).enumerate() {
             table.word(i).store(w, Ordering::Relaxed);
         }
         table.count.set(len);
-        Some(table)
+        Ok(table)
     }
 
     /// Calls `f(bucket, fingerprint)` for every occupied slot. Exact only when

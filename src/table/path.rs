@@ -9,8 +9,8 @@
 //! a path abandoned halfway leaves only valid relocations behind. Nothing is
 //! ever evicted: there is no victim slot and no random walk that drops an item.
 
+use super::{Position, Table, SLOTS};
 use crate::fingerprint::Width;
-use crate::table::{Position, Table, SLOTS};
 
 /// Most displacements in one path. Five reaches more than 95 % load with
 /// buckets of four (MemC3 and libcuckoo use the same bound).

@@ -25,7 +25,11 @@ use crossbeam_utils::CachePadded;
 
 /// Most stripes a table gets. 256 padded stripes are 32 KiB: they stay in L2
 /// beside a table of any size.
-const MAX_STRIPES: usize = if cfg!(loom) { 1 } else { 256 };
+const MAX_STRIPES: usize = if cfg!(lockfree_cuckoo_filter_loom) {
+    1
+} else {
+    256
+};
 
 /// Relocation counters for the bucket pairs of one table.
 pub(crate) struct RelocationCounters {
@@ -112,7 +116,7 @@ pub(crate) fn publish(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Release);
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
 mod tests {
     use super::*;
 

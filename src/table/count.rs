@@ -4,7 +4,11 @@
 use crate::sync::{AtomicIsize, Ordering};
 use crossbeam_utils::CachePadded;
 
-const SHARDS: usize = if cfg!(loom) { 1 } else { 16 };
+const SHARDS: usize = if cfg!(lockfree_cuckoo_filter_loom) {
+    1
+} else {
+    16
+};
 
 /// Successful inserts minus successful removes, spread over padded shards.
 ///
@@ -80,7 +84,7 @@ impl ItemCount {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
 mod tests {
     use super::*;
 

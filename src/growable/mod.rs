@@ -32,111 +32,31 @@
 //!
 //! # False-positive budget
 //!
-//! A lookup is a false positive if any table answers one, so the chain's rate
-//! is at most the sum of the tables' rates (a union bound, which needs no
-//! independence between tables). Each table's rate is bounded by its width at
-//! load 1 (`FingerprintBits::false_positive_rate(1.0)`, an upper bound at any
-//! load). Table i gets the shortest width whose bound is at most half of the
-//! budget the earlier tables left, `(r - spent) / 2`; so the bounds sum to less
-//! than `r` however long the chain. When every bound were exactly half of what
-//! is left this is the geometric series `r·(1-q)·q^i` with `q = 1/2`; with only
-//! three widths, a table usually takes far less than its half and the rest stays
-//! available, so widths rise only when needed (rate 10^-3: seven 16-bit tables,
-//! then 32-bit ones). When even 32-bit fingerprints exceed the half that is
-//! left, the chain cannot grow: [`GrowError::RateExhausted`]. Bucket counts
-//! double, so the chain also ends at 2^32 buckets (at most 33 tables; a lookup
-//! reads two buckets per table).
+//! Each new table gets fingerprints long enough that the tables' bounds sum to
+//! less than the rate asked for, however long the chain: see [`chain`], where
+//! the rules of what growth can produce live.
+
+mod chain;
 
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
-use crate::builder::{buckets_for, FingerprintBits};
+use crate::builder::buckets_for;
 use crate::error::{BuildError, GrowError};
+use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
 use crate::sync::epoch::{self, Arc, Current, Guard, Published};
-use crate::table::{table_bytes_for, MAX_BUCKETS};
-use crate::CuckooFilter;
-
-/// One table of the chain: a filter that takes hashes (the chain hashes once).
-type Table = CuckooFilter<()>;
-
-/// The rate the tables' bounds are taken at: a table never holds more items
-/// than slots, so its rate at load 1 bounds its rate at any load.
-const BOUND_LOAD: f64 = 1.0;
-
-/// The share of the remaining false-positive budget the next table may take.
-const SHARE: f64 = 0.5;
-
-/// Below this many buckets a full table grows whatever its load: a small table
-/// can be "full" for one bucket pair while mostly empty, and growing it is
-/// cheap. Above it, growth needs the newest table at least half full.
-const SMALL_BUCKETS: u64 = 1024;
+use crate::table::AnyTable;
+#[cfg(doc)]
+use crate::CuckooFilter; // only linked to from the docs
+pub(crate) use chain::check_table_count;
+use chain::Chain;
+#[cfg(test)]
+use chain::{width_for, BOUND_LOAD};
 
 /// The default false-positive rate of a growable filter (16-bit fingerprints
 /// in the first tables).
 const DEFAULT_RATE: f64 = 1e-3;
-
-/// The shortest width whose bound at [`BOUND_LOAD`] is at most [`SHARE`] of the
-/// budget `rate - spent` that is left.
-fn width_for(rate: f64, spent: f64) -> Option<FingerprintBits> {
-    let allowed = (rate - spent) * SHARE;
-    FingerprintBits::ALL
-        .into_iter()
-        .find(|b| b.false_positive_rate(BOUND_LOAD) <= allowed)
-}
-
-/// The tables, oldest first (never empty), and the sum of their bounds.
-struct Chain {
-    tables: Box<[Arc<Table>]>,
-    spent: f64,
-}
-
-impl Chain {
-    fn first(table: Table) -> Self {
-        Self {
-            spent: table.fingerprint_bits().false_positive_rate(BOUND_LOAD),
-            tables: Box::new([Arc::new(table)]),
-        }
-    }
-
-    #[inline]
-    fn newest(&self) -> &Table {
-        self.tables.last().expect("a chain is never empty")
-    }
-
-    /// Whether a `Full` from the newest table means lack of room (grow) rather
-    /// than one crowded bucket pair.
-    fn should_grow(&self) -> bool {
-        let newest = self.newest();
-        newest.bucket_count() < SMALL_BUCKETS || 2 * newest.len() >= newest.capacity()
-    }
-
-    /// This chain plus a new, empty table: twice the buckets, the width the
-    /// budget allows.
-    fn grown(&self, rate: f64) -> Result<Chain, GrowError> {
-        let buckets = self.newest().bucket_count();
-        if buckets >= MAX_BUCKETS {
-            return Err(GrowError::CapacityExhausted);
-        }
-        let buckets = (2 * buckets).min(MAX_BUCKETS);
-        let bits = width_for(rate, self.spent).ok_or(GrowError::RateExhausted {
-            rate,
-            tables: self.tables.len(),
-        })?;
-        let table = CuckooFilter::from_parts(bits, buckets, ()).map_err(|_| {
-            GrowError::AllocationFailed {
-                bytes: table_bytes_for(bits.bits(), buckets),
-            }
-        })?;
-        let mut tables = Vec::with_capacity(self.tables.len() + 1);
-        tables.extend(self.tables.iter().cloned());
-        tables.push(Arc::new(table));
-        Ok(Chain {
-            tables: tables.into_boxed_slice(),
-            spent: self.spent + bits.false_positive_rate(BOUND_LOAD),
-        })
-    }
-}
 
 /// A concurrent, lock-free cuckoo filter that grows: `insert` never fails for
 /// lack of room. When the newest table is full, the filter adds a table twice
@@ -239,6 +159,13 @@ impl<S> GrowableCuckooFilter<S> {
         self.chain.load(guard)
     }
 
+    /// Runs `f` on the tables of the current chain, oldest first, with the
+    /// thread pinned meanwhile (the chain cannot be reclaimed under it).
+    pub(crate) fn with_tables<R>(&self, f: impl FnOnce(&[Arc<AnyTable>]) -> R) -> R {
+        let guard = epoch::pin();
+        f(self.chain(&guard).tables())
+    }
+
     /// Inserts an item given by its 64-bit hash (see
     /// [`CuckooFilter::insert_hash`]), growing the filter if the newest table
     /// is full. On `Err` nothing changed.
@@ -262,8 +189,12 @@ impl<S> GrowableCuckooFilter<S> {
             if !chain.should_grow() {
                 // One bucket pair is crowded, not the table: an older table may
                 // still have room for this item.
-                let (_, older) = chain.tables.split_last().expect("a chain is never empty");
-                if older.iter().rev().any(|t| t.insert_hash(hash).is_ok()) {
+                if chain
+                    .older()
+                    .iter()
+                    .rev()
+                    .any(|t| t.insert_hash(hash).is_ok())
+                {
                     return Ok(());
                 }
                 let now = self.chain(&guard);
@@ -308,12 +239,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
     /// ```
     pub fn contains_hash(&self, hash: u64) -> bool {
-        let guard = epoch::pin();
-        self.chain(&guard)
-            .tables
-            .iter()
-            .rev()
-            .any(|t| t.contains_hash(hash))
+        self.with_tables(|tables| tables.iter().rev().any(|t| t.contains_hash(hash)))
     }
 
     /// Removes one copy of an item given by its 64-bit hash, from the newest
@@ -349,12 +275,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
-        let guard = epoch::pin();
-        self.chain(&guard)
-            .tables
-            .iter()
-            .rev()
-            .any(|t| t.remove_hash(hash))
+        self.with_tables(|tables| tables.iter().rev().any(|t| t.remove_hash(hash)))
     }
 
     /// The number of items: successful inserts minus successful removes, over
@@ -370,8 +291,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
     /// ```
     pub fn len(&self) -> usize {
-        let guard = epoch::pin();
-        self.chain(&guard).tables.iter().map(|t| t.len()).sum()
+        self.with_tables(|tables| tables.iter().map(|t| t.len()).sum())
     }
 
     /// Whether [`len`](Self::len) is 0.
@@ -392,8 +312,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// assert!(f.capacity() >= 1000);
     /// ```
     pub fn capacity(&self) -> usize {
-        let guard = epoch::pin();
-        self.chain(&guard).tables.iter().map(|t| t.capacity()).sum()
+        self.with_tables(|tables| tables.iter().map(|t| t.capacity()).sum())
     }
 
     /// The number of tables in the chain: 1, plus one per growth.
@@ -409,8 +328,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
     /// ```
     pub fn table_count(&self) -> usize {
-        let guard = epoch::pin();
-        self.chain(&guard).tables.len()
+        self.with_tables(|tables| tables.len())
     }
 
     /// The fingerprint width of each table, oldest first.
@@ -421,12 +339,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// assert_eq!(f.fingerprint_bits(), vec![FingerprintBits::Bits16]);
     /// ```
     pub fn fingerprint_bits(&self) -> Vec<FingerprintBits> {
-        let guard = epoch::pin();
-        self.chain(&guard)
-            .tables
-            .iter()
-            .map(|t| t.fingerprint_bits())
-            .collect()
+        self.with_tables(|tables| tables.iter().map(|t| t.bits()).collect())
     }
 
     /// Bytes used by all tables and their side structures, and by the chain.
@@ -437,12 +350,16 @@ impl<S> GrowableCuckooFilter<S> {
     /// assert!(f.memory_usage() < 2_400_000);
     /// ```
     pub fn memory_usage(&self) -> usize {
-        let guard = epoch::pin();
-        let chain = self.chain(&guard);
-        std::mem::size_of::<Self>()
-            + std::mem::size_of::<Chain>()
-            + std::mem::size_of_val(&*chain.tables)
-            + chain.tables.iter().map(|t| t.memory_usage()).sum::<usize>()
+        self.with_tables(|tables| {
+            std::mem::size_of::<Self>()
+                + std::mem::size_of::<Chain>()
+                + std::mem::size_of_val(tables)
+                // Each table is its own allocation, behind its `Arc`.
+                + tables
+                    .iter()
+                    .map(|t| std::mem::size_of::<AnyTable>() + t.memory_usage())
+                    .sum::<usize>()
+        })
     }
 
     /// The false-positive rate bound now: the sum of the tables' bounds at
@@ -460,12 +377,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
     /// ```
     pub fn false_positive_rate(&self) -> f64 {
-        let guard = epoch::pin();
-        self.chain(&guard)
-            .tables
-            .iter()
-            .map(|t| t.false_positive_rate())
-            .sum()
+        self.with_tables(|tables| tables.iter().map(|t| t.false_positive_rate()).sum())
     }
 
     /// The false-positive rate the filter was built for: a bound on
@@ -492,42 +404,17 @@ impl<S> GrowableCuckooFilter<S> {
     }
 }
 
-/// Hooks for the byte format ([`crate::format`]).
+/// For the byte format: a filter from a decoded chain.
 impl<S> GrowableCuckooFilter<S> {
-    /// Runs `f` on the tables, oldest first.
-    pub(crate) fn with_tables<R>(&self, f: impl FnOnce(&[Arc<Table>]) -> R) -> R {
-        let guard = epoch::pin();
-        f(&self.chain(&guard).tables)
-    }
-
-    /// The false-positive rate the filter was built for.
-    pub(crate) fn rate(&self) -> f64 {
-        self.rate
-    }
-
     /// A filter whose chain is `tables` (oldest first), or why growth could
     /// not have produced that chain.
     pub(crate) fn from_tables(
-        tables: Vec<Table>,
+        tables: Vec<AnyTable>,
         rate: f64,
         hasher: S,
     ) -> Result<Self, &'static str> {
-        if tables.is_empty() {
-            return Err("no tables");
-        }
-        if !(rate > 0.0 && rate < 1.0) {
-            return Err("false-positive rate outside (0, 1)");
-        }
-        let spent: f64 = tables
-            .iter()
-            .map(|t| t.fingerprint_bits().false_positive_rate(BOUND_LOAD))
-            .sum();
-        if spent > rate {
-            return Err("the tables' false-positive bounds exceed the rate");
-        }
-        let tables = tables.into_iter().map(Arc::new).collect();
         Ok(Self {
-            chain: Published::new(Chain { tables, spent }),
+            chain: Published::new(Chain::from_tables(tables, rate)?),
             rate,
             hasher,
         })
@@ -695,25 +582,17 @@ impl<S> GrowableBuilder<S> {
         S: BuildHasher,
     {
         let rate = self.rate;
-        if !(rate > 0.0 && rate < 1.0) {
-            return Err(BuildError::InvalidFalsePositiveRate { rate });
-        }
-        let bits = width_for(rate, 0.0).ok_or(BuildError::UnreachableFalsePositiveRate {
-            rate,
-            best: FingerprintBits::Bits32.false_positive_rate(BOUND_LOAD) / SHARE,
-            bits: 32,
-        })?;
+        let bits = chain::first_width(rate)?;
         let buckets = buckets_for(self.initial_capacity)?;
-        let table = CuckooFilter::from_parts(bits, buckets, ())?;
         Ok(GrowableCuckooFilter {
-            chain: Published::new(Chain::first(table)),
+            chain: Published::new(Chain::first(AnyTable::new(bits, buckets)?)),
             rate,
             hasher: self.hasher,
         })
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
 mod tests {
     use super::*;
 

@@ -1,0 +1,96 @@
+//! The byte format: a filter saved on one machine loads on any other.
+//!
+//! Little-endian throughout, versioned, checksummed with CRC-32C; described
+//! byte by byte in `docs/FORMAT.md`. Two layouts share a frame (magic bytes,
+//! a version, fields, a CRC-32C of everything before it): a filter's table
+//! ([`table`]) and a growable filter's chain of tables ([`chain`]). The hasher
+//! a filter was built with is recorded by its [identity](HasherIdentity), and
+//! with the `serde` feature, `serde.rs` serializes either as its byte string.
+//!
+//! Decoding never panics: any byte string yields a filter or a
+//! [`DecodeError`].
+
+mod chain;
+mod identity;
+#[cfg(feature = "serde")]
+mod serde;
+mod table;
+
+use crate::error::DecodeError;
+
+pub use identity::HasherIdentity;
+
+/// The format version this crate writes and reads (both layouts).
+const VERSION: u16 = 1;
+
+/// Bytes of the trailing checksum.
+const CHECKSUM_LEN: usize = 4;
+
+/// `BadMagic` unless `bytes` starts with `magic`. An input shorter than the
+/// magic passes if it is a prefix of it: it is then reported as truncated, by
+/// the length check that follows.
+fn check_magic(bytes: &[u8], magic: &[u8; 8]) -> Result<(), DecodeError> {
+    let prefix = bytes.len().min(magic.len());
+    if bytes[..prefix] != magic[..prefix] {
+        return Err(DecodeError::BadMagic);
+    }
+    Ok(())
+}
+
+/// `UnsupportedVersion` unless `version` is the one this crate reads.
+fn check_version(version: u16) -> Result<(), DecodeError> {
+    if version != VERSION {
+        return Err(DecodeError::UnsupportedVersion { version });
+    }
+    Ok(())
+}
+
+/// `ChecksumMismatch` unless `stored` is the CRC-32C of `content`.
+fn check_checksum(content: &[u8], stored: &[u8; CHECKSUM_LEN]) -> Result<(), DecodeError> {
+    let stored = u32::from_le_bytes(*stored);
+    let computed = crc32c::crc32c(content);
+    if stored != computed {
+        return Err(DecodeError::ChecksumMismatch { stored, computed });
+    }
+    Ok(())
+}
+
+/// The little-endian reader of both headers: their fields, in order.
+///
+/// Made only over a header whose length was checked against the fields read
+/// from it, so reading past its end is a bug in this module, not bad input.
+struct Fields<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Fields<'a> {
+    fn new(header: &'a [u8]) -> Self {
+        Self { rest: header }
+    }
+
+    /// The next `N` bytes.
+    fn bytes<const N: usize>(&mut self) -> [u8; N] {
+        let (field, rest) = self
+            .rest
+            .split_first_chunk::<N>()
+            .expect("every field lies inside the header, whose length was checked");
+        self.rest = rest;
+        *field
+    }
+
+    fn u8(&mut self) -> u8 {
+        u8::from_le_bytes(self.bytes())
+    }
+
+    fn u16(&mut self) -> u16 {
+        u16::from_le_bytes(self.bytes())
+    }
+
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.bytes())
+    }
+
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.bytes())
+    }
+}

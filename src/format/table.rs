@@ -1,0 +1,309 @@
+//! A filter's bytes: a header, the table's slots, a checksum. In short (the
+//! rest of `docs/FORMAT.md`'s description):
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic "LFCUCKOO"
+//!      8     2  format version (1)
+//!     10     1  fingerprint bits (8, 16 or 32)
+//!     11     1  slots per bucket (4)
+//!     12     4  flags (0)
+//!     16     8  hasher id     (HasherIdentity::ID; 1 = DefaultHashBuilder)
+//!     24     8  hasher seed   (HasherIdentity::seed)
+//!     32     8  bucket count  (even, 2 to 2^32)
+//!     40     8  item count    (= nonzero slots in the table)
+//!     48     8  table words W (= ceil(buckets · 4 · bits / 64))
+//!     56   8·W  the slots: buckets · 4 fingerprints of `bits` bits, LE, 0 = empty
+//! 56+8·W     4  CRC-32C of bytes [0, 56 + 8·W)
+//! ```
+//!
+//! Decoding checks every field against the others and against the input's
+//! length before it allocates anything, then the checksum, then the table's
+//! contents; any byte string yields a filter or a [`DecodeError`], never a
+//! panic. An accepted input is canonical: encoding the decoded filter gives the
+//! same bytes back.
+
+use super::identity::{default_with_seed, exactly};
+use super::{
+    check_checksum, check_magic, check_version, Fields, HasherIdentity, CHECKSUM_LEN, VERSION,
+};
+use crate::error::DecodeError;
+use crate::fingerprint::{self, FingerprintBits, Width};
+use crate::hasher::DefaultHashBuilder;
+use crate::table::{self, dispatch, valid_bucket_count, with_width, AnyTable, Table, SLOTS};
+use crate::CuckooFilter;
+
+/// The first eight bytes of every encoded filter.
+const MAGIC: [u8; 8] = *b"LFCUCKOO";
+
+/// Bytes before the table.
+const HEADER_LEN: usize = 56;
+
+impl<S: HasherIdentity> CuckooFilter<S> {
+    /// The filter as bytes, in a versioned, little-endian, checksummed format
+    /// that [`from_bytes`](CuckooFilter::from_bytes) (or
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)) loads on any
+    /// platform. It records the fingerprint width, the bucket count, the
+    /// hasher's [identity](HasherIdentity), the item count and every slot; its
+    /// length is `60 + 8 · ceil(bucket_count · 4 · bits / 64)` bytes, about the
+    /// table's memory.
+    ///
+    /// Exact when no operation is in flight. While other threads modify the
+    /// filter, the bytes are still a valid filter, but a blend of its states
+    /// during the copy: an item inserted, removed or relocated meanwhile may be
+    /// in it or not, or (relocated) twice. The recorded item count is the
+    /// number of fingerprints copied.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    ///
+    /// let f = CuckooFilter::with_capacity(1000);
+    /// f.insert("apple")?;
+    /// let bytes = f.to_bytes();
+    /// assert_eq!(&bytes[..8], b"LFCUCKOO");
+    ///
+    /// let g = CuckooFilter::from_bytes(&bytes)?;
+    /// assert!(g.contains("apple") && !g.contains("pear"));
+    /// assert_eq!(g.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encode(&self.table, S::ID, self.hasher.seed())
+    }
+
+    /// Loads a filter saved by [`to_bytes`](Self::to_bytes) with `hasher`,
+    /// which must have the [identity](HasherIdentity) recorded in the bytes
+    /// (the same id and seed); [`DecodeError::HasherMismatch`] otherwise.
+    ///
+    /// Any byte string gives a filter or a [`DecodeError`] that says what is
+    /// wrong, never a panic; memory is allocated only once the input's length
+    /// is known to match its header, and is then about that length.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, DefaultHashBuilder};
+    ///
+    /// let seeded = DefaultHashBuilder::with_seed(42);
+    /// let f = CuckooFilter::builder().capacity(100).hasher(seeded).build()?;
+    /// f.insert(&7u32)?;
+    /// let bytes = f.to_bytes();
+    ///
+    /// let g = CuckooFilter::from_bytes_with_hasher(&bytes, seeded)?;
+    /// assert!(g.contains(&7u32));
+    /// let wrong = CuckooFilter::from_bytes_with_hasher(&bytes, DefaultHashBuilder::default());
+    /// assert!(matches!(wrong, Err(DecodeError::HasherMismatch { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes_with_hasher(bytes: &[u8], hasher: S) -> Result<Self, DecodeError> {
+        decode(bytes, |id, seed| exactly(hasher, id, seed))
+    }
+}
+
+impl CuckooFilter<DefaultHashBuilder> {
+    /// Loads a filter saved by [`to_bytes`](Self::to_bytes) with the default
+    /// hasher, rebuilt with the seed recorded in the bytes. Bytes written with
+    /// another hasher are refused ([`DecodeError::HasherMismatch`]): load them
+    /// with [`from_bytes_with_hasher`](Self::from_bytes_with_hasher).
+    ///
+    /// Any byte string gives a filter or a [`DecodeError`] that says what is
+    /// wrong, never a panic; memory is allocated only once the input's length
+    /// is known to match its header, and is then about that length. The
+    /// restored filter answers every query as the saved one did.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError};
+    ///
+    /// let f = CuckooFilter::with_capacity(1000);
+    /// for i in 0..500u32 {
+    ///     f.insert(&i)?;
+    /// }
+    /// let g = CuckooFilter::from_bytes(&f.to_bytes())?;
+    /// assert!((0..500u32).all(|i| g.contains(&i)));
+    /// assert_eq!((g.len(), g.capacity()), (f.len(), f.capacity()));
+    ///
+    /// assert_eq!(CuckooFilter::from_bytes(b"").unwrap_err(), DecodeError::Truncated { expected: 60, actual: 0 });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+        decode(bytes, default_with_seed)
+    }
+}
+
+/// Lanes of `word` that hold a fingerprint.
+#[inline]
+fn occupied<W: Width>(word: u64) -> u64 {
+    u64::from(W::LANES - fingerprint::zero_lanes::<W>(word).count_ones())
+}
+
+/// The bytes of `table`, recording the hasher `hasher_id` with `seed`.
+pub(super) fn encode(table: &AnyTable, hasher_id: u64, seed: u64) -> Vec<u8> {
+    dispatch!(table, t => encode_table(t, hasher_id, seed))
+}
+
+fn encode_table<W: Width>(t: &Table<W>, hasher_id: u64, seed: u64) -> Vec<u8> {
+    let words = t.words();
+    let mut out = Vec::with_capacity(HEADER_LEN + 8 * words.len() + CHECKSUM_LEN);
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.push(W::BITS as u8);
+    out.push(SLOTS as u8);
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&hasher_id.to_le_bytes());
+    out.extend_from_slice(&seed.to_le_bytes());
+    out.extend_from_slice(&t.buckets().to_le_bytes());
+    let items_at = out.len();
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(&(words.len() as u64).to_le_bytes());
+    debug_assert_eq!(out.len(), HEADER_LEN);
+    // The count is taken from the words copied, so the bytes are consistent
+    // even when the table changes during the copy.
+    let mut items = 0;
+    for word in words {
+        items += occupied::<W>(word);
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+    out[items_at..items_at + 8].copy_from_slice(&items.to_le_bytes());
+    let crc = crc32c::crc32c(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// The header of an input whose layout, length and checksum are right.
+struct Parsed<'a> {
+    bits: FingerprintBits,
+    hasher_id: u64,
+    seed: u64,
+    buckets: u64,
+    items: u64,
+    /// The table words' bytes.
+    body: &'a [u8],
+}
+
+/// Checks everything that does not need the table's contents.
+fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
+    let actual = bytes.len() as u64;
+    check_magic(bytes, &MAGIC)?;
+    let Some(header) = bytes.first_chunk::<HEADER_LEN>() else {
+        return Err(DecodeError::Truncated {
+            expected: (HEADER_LEN + CHECKSUM_LEN) as u64,
+            actual,
+        });
+    };
+    let mut fields = Fields::new(header);
+    let _magic: [u8; 8] = fields.bytes();
+    let version = fields.u16();
+    let bits = fields.u8();
+    let slots = fields.u8();
+    let flags = fields.u32();
+    let hasher_id = fields.u64();
+    let seed = fields.u64();
+    let buckets = fields.u64();
+    let items = fields.u64();
+    let words = fields.u64();
+    check_version(version)?;
+    let Some(bits) = FingerprintBits::from_bits(u32::from(bits)) else {
+        return Err(DecodeError::UnknownFingerprintBits { bits });
+    };
+    if u32::from(slots) != SLOTS {
+        return Err(DecodeError::UnsupportedBucketSize { slots });
+    }
+    if !valid_bucket_count(buckets) {
+        return Err(DecodeError::InvalidBucketCount { buckets });
+    }
+    let expected_words = table::words_for(bits.bits(), buckets);
+    if words != expected_words {
+        return Err(DecodeError::WordCountMismatch {
+            expected: expected_words,
+            found: words,
+        });
+    }
+    // At most 2^33 words (2^32 buckets of 32-bit slots): no overflow.
+    let expected = (HEADER_LEN + CHECKSUM_LEN) as u64 + 8 * words;
+    if actual < expected {
+        return Err(DecodeError::Truncated { expected, actual });
+    }
+    if actual > expected {
+        return Err(DecodeError::TrailingBytes { expected, actual });
+    }
+    // `actual == expected`, more than the checksum: the split always succeeds.
+    let Some((content, stored)) = bytes.split_last_chunk::<CHECKSUM_LEN>() else {
+        return Err(DecodeError::Truncated { expected, actual });
+    };
+    check_checksum(content, stored)?;
+    if flags != 0 {
+        return Err(DecodeError::UnsupportedFlags { flags });
+    }
+    Ok(Parsed {
+        bits,
+        hasher_id,
+        seed,
+        buckets,
+        items,
+        body: &content[HEADER_LEN..],
+    })
+}
+
+/// Decodes a filter, its hasher given by `hasher` from the recorded identity
+/// (checked after the header's layout, length and checksum, before the
+/// table's contents).
+pub(super) fn decode<S>(
+    bytes: &[u8],
+    hasher: impl FnOnce(u64, u64) -> Result<S, DecodeError>,
+) -> Result<CuckooFilter<S>, DecodeError> {
+    let parsed = parse(bytes)?;
+    let hasher = hasher(parsed.hasher_id, parsed.seed)?;
+    let table = with_width!(parsed.bits, W, wrap => decode_table::<W>(&parsed).map(wrap))?;
+    Ok(CuckooFilter { table, hasher })
+}
+
+fn word_at(chunk: &[u8]) -> u64 {
+    let mut b = [0; 8];
+    b.copy_from_slice(chunk);
+    u64::from_le_bytes(b)
+}
+
+/// Checks the table's contents, then allocates and fills it.
+fn decode_table<W: Width>(p: &Parsed<'_>) -> Result<Table<W>, DecodeError> {
+    let found: u64 = p
+        .body
+        .chunks_exact(8)
+        .map(|c| occupied::<W>(word_at(c)))
+        .sum();
+    if found != p.items {
+        return Err(DecodeError::ItemCountMismatch {
+            recorded: p.items,
+            found,
+        });
+    }
+    let len = usize::try_from(found).map_err(|_| Table::<W>::alloc_error(p.buckets))?;
+    Ok(Table::from_words(
+        p.buckets,
+        p.body.chunks_exact(8).map(word_at),
+        len,
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_laid_out_in_order() {
+        // The format promises slot k of bucket b at byte offset
+        // 56 + (4b + k) · bits / 8, whatever the in-memory word layout.
+        for bits in FingerprintBits::ALL {
+            let f = CuckooFilter::with_buckets(4, bits, DefaultHashBuilder::default()).unwrap();
+            let fp = 0x5a; // fits every width
+            f.insert_hash(f.table.hash_for(2, fp)).unwrap();
+            let bytes = f.to_bytes();
+            let b = f.table.position(f.table.hash_for(2, fp)).i1;
+            let slot_bytes = (bits.bits() / 8) as usize;
+            let at = HEADER_LEN + (4 * b as usize) * slot_bytes;
+            assert_eq!(bytes[at], 0x5a, "{bits:?}");
+            let nonzero = bytes[HEADER_LEN..bytes.len() - 4]
+                .iter()
+                .filter(|&&x| x != 0)
+                .count();
+            assert_eq!(nonzero, 1);
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! A table whose fingerprint width is chosen at run time: one variant per
+//! width, each fully monomorphised. The match in [`dispatch!`] is the only
+//! run-time cost of choosing the width, one well-predicted branch per
+//! operation.
+
+use super::{Full, Table, SLOTS};
+use crate::error::AllocError;
+use crate::fingerprint::{FingerprintBits, W16, W32, W8};
+
+/// The table behind a filter (and behind each table of a growable filter's
+/// chain), one variant per fingerprint width.
+pub(crate) enum AnyTable {
+    Bits8(Table<W8>),
+    Bits16(Table<W16>),
+    Bits32(Table<W32>),
+}
+
+/// Runs `$body` with `$t` bound to the concrete table.
+macro_rules! dispatch {
+    ($table:expr, $t:ident => $body:expr) => {
+        match $table {
+            $crate::table::AnyTable::Bits8($t) => $body,
+            $crate::table::AnyTable::Bits16($t) => $body,
+            $crate::table::AnyTable::Bits32($t) => $body,
+        }
+    };
+}
+pub(crate) use dispatch;
+
+/// Runs `$body` with `$W` naming the width type of `$bits` (a
+/// [`FingerprintBits`]) and `$wrap` the variant of [`AnyTable`] that holds a
+/// `Table<$W>`: the inverse of [`dispatch!`], for code that makes a table.
+macro_rules! with_width {
+    ($bits:expr, $W:ident, $wrap:ident => $body:expr) => {
+        match $bits {
+            $crate::fingerprint::FingerprintBits::Bits8 => {
+                type $W = $crate::fingerprint::W8;
+                let $wrap = $crate::table::AnyTable::Bits8;
+                $body
+            }
+            $crate::fingerprint::FingerprintBits::Bits16 => {
+                type $W = $crate::fingerprint::W16;
+                let $wrap = $crate::table::AnyTable::Bits16;
+                $body
+            }
+            $crate::fingerprint::FingerprintBits::Bits32 => {
+                type $W = $crate::fingerprint::W32;
+                let $wrap = $crate::table::AnyTable::Bits32;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_width;
+
+impl AnyTable {
+    /// An empty table, or an error if its memory cannot be allocated.
+    /// `buckets` must be even and in `2..=MAX_BUCKETS` (the builder checks).
+    pub(crate) fn new(bits: FingerprintBits, buckets: u64) -> Result<Self, AllocError> {
+        with_width!(bits, W, wrap => Table::<W>::new(buckets).map(wrap))
+    }
+
+    /// The fingerprint width.
+    pub(crate) fn bits(&self) -> FingerprintBits {
+        match self {
+            AnyTable::Bits8(_) => FingerprintBits::Bits8,
+            AnyTable::Bits16(_) => FingerprintBits::Bits16,
+            AnyTable::Bits32(_) => FingerprintBits::Bits32,
+        }
+    }
+
+    /// Inserts the item of a 64-bit hash.
+    #[inline]
+    pub(crate) fn insert_hash(&self, hash: u64) -> Result<(), Full> {
+        dispatch!(self, t => t.insert(t.position(hash)))
+    }
+
+    /// Whether the item of a 64-bit hash may be in the table.
+    #[inline]
+    pub(crate) fn contains_hash(&self, hash: u64) -> bool {
+        dispatch!(self, t => t.contains(t.position(hash)))
+    }
+
+    /// Removes one copy of the item of a 64-bit hash; true if one was there.
+    #[inline]
+    pub(crate) fn remove_hash(&self, hash: u64) -> bool {
+        dispatch!(self, t => t.remove(t.position(hash)))
+    }
+
+    /// Answers [`Self::contains_hash`] for each hash, writing `out[k]` for
+    /// `hashes[k]`; both have the same length. Pipelined (see
+    /// [`Table::contains_batch`]).
+    pub(crate) fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
+        dispatch!(self, t => t.contains_batch(hashes, out))
+    }
+
+    /// Successful inserts minus successful removes.
+    pub(crate) fn len(&self) -> usize {
+        dispatch!(self, t => t.len())
+    }
+
+    /// The number of buckets.
+    pub(crate) fn buckets(&self) -> u64 {
+        dispatch!(self, t => t.buckets())
+    }
+
+    /// The number of slots.
+    pub(crate) fn capacity(&self) -> usize {
+        (self.buckets() * u64::from(SLOTS)) as usize
+    }
+
+    /// `len / capacity`.
+    pub(crate) fn load_factor(&self) -> f64 {
+        self.len() as f64 / self.capacity() as f64
+    }
+
+    /// The false-positive rate bound at the current load.
+    pub(crate) fn false_positive_rate(&self) -> f64 {
+        self.bits().false_positive_rate(self.load_factor())
+    }
+
+    /// Bytes of the table's memory and side structures (not of the enum
+    /// itself, which lives where its owner puts it).
+    pub(crate) fn memory_usage(&self) -> usize {
+        dispatch!(self, t => t.memory_usage())
+    }
+
+    /// Empties the table.
+    pub(crate) fn clear(&mut self) {
+        dispatch!(self, t => t.clear())
+    }
+}
+
+/// For tests and the `test-hooks` feature ([`crate::test_hooks`]): aim items
+/// at chosen buckets, read the table.
+#[cfg(any(test, feature = "test-hooks"))]
+impl AnyTable {
+    /// The item position of a 64-bit hash (see [`Table::position`]).
+    pub(crate) fn position(&self, hash: u64) -> super::Position {
+        dispatch!(self, t => t.position(hash))
+    }
+
+    /// A hash whose first bucket is `bucket` and whose fingerprint is `fp`.
+    pub(crate) fn hash_for(&self, bucket: u64, fp: u32) -> u64 {
+        fn of<W: crate::fingerprint::Width>(t: &Table<W>, bucket: u64, fp: u32) -> u64 {
+            let low = ((bucket << 32).div_ceil(t.buckets())) as u32;
+            let hash = crate::fingerprint::hash_with::<W>(fp, low);
+            debug_assert_eq!(t.position(hash).i1, bucket);
+            hash
+        }
+        dispatch!(self, t => of(t, bucket, fp))
+    }
+
+    /// Every occupied slot as `(bucket, fingerprint)`; exact when quiescent.
+    pub(crate) fn fingerprints(&self) -> Vec<(u64, u32)> {
+        let mut all = Vec::new();
+        dispatch!(self, t => t.for_each_fingerprint(|b, fp| all.push((b, fp))));
+        all
+    }
+}

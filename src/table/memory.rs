@@ -1,0 +1,131 @@
+//! The table's memory: zeroed allocation in cache-line-friendly blocks,
+//! operating-system hints for large tables, and prefetching.
+//!
+//! A lookup touches two random buckets; on a table far larger than the caches
+//! each is a TLB miss as well as a cache miss. Backing the table with 2 MiB
+//! transparent huge pages removes most of the TLB misses. The hint is advisory:
+//! where the OS offers no huge pages (or is not Linux) nothing changes.
+
+use crate::sync::AtomicU64;
+
+/// Two words, 16-byte aligned. The table is an array of these: the alignment
+/// keeps every bucket (half a word, one word, or two aligned words) inside one
+/// 64-byte cache line, and it is no larger than the allocator's natural
+/// alignment, so that `alloc_zeroed` can take fresh zero pages from the OS
+/// (`calloc`) instead of writing zeros over the whole table: a large table is
+/// then untouched when [`advise_huge_pages`] asks for huge pages.
+#[repr(C, align(16))]
+pub(crate) struct Block(pub(crate) [AtomicU64; 2]);
+
+/// Allocates `blocks` zeroed blocks, or `None` if the allocator refuses.
+///
+/// Zero is the empty slot, so a fresh table is all zeros. With `std` atomics the
+/// memory comes from `alloc_zeroed`, which for large tables maps fresh zero pages
+/// without touching them, and which reports failure instead of aborting.
+#[cfg(not(lockfree_cuckoo_filter_loom))]
+pub(crate) fn zeroed_blocks(blocks: usize) -> Option<Box<[Block]>> {
+    use std::alloc::{alloc_zeroed, Layout};
+    use std::ptr::NonNull;
+
+    if blocks == 0 {
+        return Some(Box::new([]));
+    }
+    let layout = Layout::array::<Block>(blocks).ok()?;
+    // SAFETY: `layout` has non-zero size (blocks > 0). An all-zero bit pattern
+    // is a valid `AtomicU64` (it has the same representation as `u64`), so a
+    // zeroed block of `blocks` `Block`s is `blocks` initialised values,
+    // allocated by the global allocator with the layout `Box<[Block]>` frees
+    // it with.
+    unsafe {
+        let ptr = NonNull::new(alloc_zeroed(layout).cast::<Block>())?;
+        advise_huge_pages(ptr.as_ptr().cast(), layout.size());
+        Some(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+            ptr.as_ptr(),
+            blocks,
+        )))
+    }
+}
+
+/// Loom's atomics cannot be zero-initialised in bulk; loom tables are tiny.
+#[cfg(lockfree_cuckoo_filter_loom)]
+pub(crate) fn zeroed_blocks(blocks: usize) -> Option<Box<[Block]>> {
+    Some(
+        (0..blocks)
+            .map(|_| Block(std::array::from_fn(|_| AtomicU64::new(0))))
+            .collect(),
+    )
+}
+
+/// Asks the CPU to start loading the cache line of `word`, without waiting
+/// for it: a hint, with no effect on what any load returns. Used to overlap
+/// the cache misses of independent lookups (batches) and of a cuckoo search's
+/// next level. A no-op under loom and where no stable prefetch exists.
+#[inline(always)]
+pub(crate) fn prefetch(word: &AtomicU64) {
+    #[cfg(all(target_arch = "x86_64", not(lockfree_cuckoo_filter_loom)))]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has (it is
+        // in the target's baseline). PREFETCHT0 never faults and changes no
+        // value the program can observe, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((word as *const AtomicU64).cast()) };
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(lockfree_cuckoo_filter_loom))))]
+    let _ = word;
+}
+
+/// Tables smaller than this gain nothing from huge pages.
+#[cfg(all(target_os = "linux", not(lockfree_cuckoo_filter_loom)))]
+const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
+
+/// Asks the kernel to back `[ptr, ptr + len)` with transparent huge pages.
+#[cfg(all(target_os = "linux", not(lockfree_cuckoo_filter_loom)))]
+fn advise_huge_pages(ptr: *mut u8, len: usize) {
+    if len < HUGE_PAGE_THRESHOLD {
+        return;
+    }
+    // madvise wants a page-aligned start; advise the whole pages inside the block.
+    const PAGE: usize = 4096;
+    let start = (ptr as usize).next_multiple_of(PAGE);
+    let end = (ptr as usize + len) & !(PAGE - 1);
+    if end <= start {
+        return;
+    }
+    // SAFETY: `[start, end)` lies inside one live allocation owned by the caller,
+    // and MADV_HUGEPAGE changes only how the kernel backs those pages, never
+    // their contents. An error (no THP support) is deliberately ignored.
+    unsafe {
+        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+    }
+}
+
+/// No huge-page hint on this platform.
+#[cfg(not(all(target_os = "linux", not(lockfree_cuckoo_filter_loom))))]
+#[allow(dead_code)]
+fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
+
+#[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
+mod tests {
+    use super::*;
+    use crate::sync::Ordering;
+
+    #[test]
+    fn zeroed_blocks_are_empty_and_aligned() {
+        for n in [0, 1, 3, 1 << 20] {
+            let blocks = zeroed_blocks(n).expect("allocation");
+            assert_eq!(blocks.len(), n);
+            assert_eq!(blocks.as_ptr() as usize % 16, 0);
+            assert!(blocks
+                .iter()
+                .step_by(4099)
+                .all(|b| b.0.iter().all(|w| w.load(Ordering::Relaxed) == 0)));
+            if let Some(b) = blocks.last() {
+                prefetch(&b.0[1]);
+            }
+        }
+        assert!(
+            zeroed_blocks(usize::MAX).is_none(),
+            "an impossible size is refused, not an abort"
+        );
+    }
+}

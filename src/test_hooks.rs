@@ -1,0 +1,76 @@
+//! Hooks for this crate's own loom models (`loom-tests/`), stress binary
+//! (`stress/`) and tests: build a table of an exact size, aim items at chosen
+//! buckets, and read the table's slots.
+//!
+//! Compiled only with the `test-hooks` feature, which only those crates enable.
+//! **Not part of the API and not covered by semver**: anything here may change
+//! or go in any release.
+//!
+//! ```
+//! use lockfree_cuckoo_filter::test_hooks::{self, TableHooks};
+//! use lockfree_cuckoo_filter::{DefaultHashBuilder, FingerprintBits};
+//!
+//! let f = test_hooks::with_buckets(4, FingerprintBits::Bits16, DefaultHashBuilder::default())?;
+//! let hash = f.hash_for(2, 0x5a);
+//! assert_eq!(f.position(hash).0, 2);
+//! f.insert_hash(hash)?;
+//! assert_eq!(f.copies(hash), 1);
+//! assert_eq!(f.fingerprints().len(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::error::BuildError;
+use crate::fingerprint::FingerprintBits;
+use crate::CuckooFilter;
+
+/// A filter of exactly `buckets` buckets (even, 2 to 2^32), of `bits`-bit
+/// fingerprints, hashing with `hasher`. Any other bucket count is refused
+/// with [`BuildError::CapacityTooLarge`].
+pub fn with_buckets<S>(
+    buckets: u64,
+    bits: FingerprintBits,
+    hasher: S,
+) -> Result<CuckooFilter<S>, BuildError> {
+    CuckooFilter::with_buckets(buckets, bits, hasher)
+}
+
+/// A look inside a filter's table.
+pub trait TableHooks {
+    /// A hash whose first bucket is `bucket` and whose fingerprint is `fp`
+    /// (`fp` in `1..=2^bits - 1`).
+    fn hash_for(&self, bucket: u64, fp: u32) -> u64;
+
+    /// `(first bucket, second bucket, fingerprint)` of a hash.
+    fn position(&self, hash: u64) -> (u64, u64, u32);
+
+    /// Every occupied slot as `(bucket, fingerprint)`, in bucket order; exact
+    /// when no operation is in flight.
+    fn fingerprints(&self) -> Vec<(u64, u32)>;
+
+    /// Copies of the fingerprint of `hash` in its bucket pair; exact when no
+    /// operation is in flight.
+    fn copies(&self, hash: u64) -> usize;
+}
+
+impl<S> TableHooks for CuckooFilter<S> {
+    fn hash_for(&self, bucket: u64, fp: u32) -> u64 {
+        self.table.hash_for(bucket, fp)
+    }
+
+    fn position(&self, hash: u64) -> (u64, u64, u32) {
+        let p = self.table.position(hash);
+        (p.i1, p.i2, p.fp)
+    }
+
+    fn fingerprints(&self) -> Vec<(u64, u32)> {
+        self.table.fingerprints()
+    }
+
+    fn copies(&self, hash: u64) -> usize {
+        let (i1, i2, fp) = self.position(hash);
+        self.fingerprints()
+            .into_iter()
+            .filter(|&(b, f)| f == fp && (b == i1 || b == i2))
+            .count()
+    }
+}
