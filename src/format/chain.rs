@@ -18,12 +18,12 @@
 //! (`growable::chain`).
 
 use super::identity::{default_with_seed, exactly, mismatch};
-use super::table::{decode, encode};
+use super::table::{decode, encode, layout};
 use super::{
     check_checksum, check_magic, check_version, Fields, HasherIdentity, CHECKSUM_LEN, VERSION,
 };
 use crate::error::DecodeError;
-use crate::growable::check_table_count;
+use crate::growable::{check_shape, check_table_count};
 use crate::hasher::DefaultHashBuilder;
 use crate::{CuckooFilter, GrowableCuckooFilter};
 
@@ -75,8 +75,10 @@ impl<S: HasherIdentity> GrowableCuckooFilter<S> {
     /// Loads a growable filter saved by [`to_bytes`](Self::to_bytes) with
     /// `hasher`, which must have the [identity](HasherIdentity) recorded in
     /// every table. Any byte string gives a filter or a [`DecodeError`], never
-    /// a panic; each table is allocated only once its bytes are known to be
-    /// all there.
+    /// a panic. Only a chain that growth can produce is accepted (each table
+    /// twice the one before, of the width the false-positive budget gives it),
+    /// and that is checked before any table is allocated; each table then
+    /// costs at most 1.5 times its bytes plus about 2.2 KB (docs/FORMAT.md).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter};
@@ -196,6 +198,13 @@ fn decode_chain<S>(
     resolve: impl FnOnce(u64, u64) -> Result<S, DecodeError>,
 ) -> Result<GrowableCuckooFilter<S>, DecodeError> {
     let Parsed { rate, first, later } = parse(bytes)?;
+    // The chain's shape, from the tables' headers, before any table is
+    // allocated.
+    let layouts = std::iter::once(first)
+        .chain(later.iter().copied())
+        .map(layout)
+        .collect::<Result<Vec<_>, _>>()?;
+    check_shape(rate, layouts).map_err(|reason| DecodeError::InvalidChain { reason })?;
     let mut identity = (0, 0);
     let CuckooFilter { table, hasher } = decode(first, |id, seed| {
         identity = (id, seed);

@@ -77,7 +77,8 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     ///
     /// Any byte string gives a filter or a [`DecodeError`] that says what is
     /// wrong, never a panic; memory is allocated only once the input's length
-    /// is known to match its header, and is then about that length.
+    /// is known to match its header: at most 1.5 times that length (the table
+    /// and its relocation stripes) plus about 2.2 KB (docs/FORMAT.md).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, DefaultHashBuilder};
@@ -106,7 +107,8 @@ impl CuckooFilter<DefaultHashBuilder> {
     ///
     /// Any byte string gives a filter or a [`DecodeError`] that says what is
     /// wrong, never a panic; memory is allocated only once the input's length
-    /// is known to match its header, and is then about that length. The
+    /// is known to match its header: at most 1.5 times that length (the table
+    /// and its relocation stripes) plus about 2.2 KB (docs/FORMAT.md). The
     /// restored filter answers every query as the saved one did.
     ///
     /// ```
@@ -240,6 +242,12 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
         items,
         body: &content[HEADER_LEN..],
     })
+}
+
+/// The fingerprint width and bucket count an encoded table declares, once its
+/// layout, length and checksum are checked: nothing is allocated.
+pub(super) fn layout(bytes: &[u8]) -> Result<(FingerprintBits, u64), DecodeError> {
+    parse(bytes).map(|p| (p.bits, p.buckets))
 }
 
 /// Decodes a filter, its hasher given by `hasher` from the recorded identity

@@ -79,6 +79,36 @@ pub(crate) fn check_table_count(count: u32) -> Result<(), &'static str> {
     }
 }
 
+/// Whether growth can produce a chain whose tables have these layouts
+/// (fingerprint width and bucket count, oldest first) for `rate`, or why not:
+/// each table of the width that the budget left for it ([`width_for`], which
+/// for the first table is the builder's choice) and, after the first, of
+/// twice the buckets of the one before. The decoder checks this on the tables'
+/// headers before it allocates any table, so that an input cannot make it
+/// allocate tables (each with its fixed overhead) that growth never makes; and
+/// since tables double, an input of `n` bytes holds at most `log2(n)` of them.
+pub(crate) fn check_shape(
+    rate: f64,
+    layouts: impl IntoIterator<Item = (FingerprintBits, u64)>,
+) -> Result<(), &'static str> {
+    if !valid_rate(rate) {
+        return Err("false-positive rate outside (0, 1)");
+    }
+    let mut spent = 0.0;
+    let mut before: Option<u64> = None;
+    for (bits, buckets) in layouts {
+        if width_for(rate, spent) != Some(bits) {
+            return Err("a table's fingerprint width is not the one growth gives it");
+        }
+        if before.is_some_and(|b| buckets != 2 * b) {
+            return Err("a table is not twice the size of the one before it");
+        }
+        before = Some(buckets);
+        spent += bits.false_positive_rate(BOUND_LOAD);
+    }
+    Ok(())
+}
+
 /// The tables, oldest first (never empty), and the sum of their bounds.
 pub(super) struct Chain {
     tables: Box<[Arc<AnyTable>]>,

@@ -49,8 +49,8 @@ use crate::sync::epoch::{self, Arc, Current, Guard, Published};
 use crate::table::AnyTable;
 #[cfg(doc)]
 use crate::CuckooFilter; // only linked to from the docs
-pub(crate) use chain::check_table_count;
 use chain::Chain;
+pub(crate) use chain::{check_shape, check_table_count};
 #[cfg(test)]
 use chain::{width_for, BOUND_LOAD};
 

@@ -1,0 +1,106 @@
+//! What decoding allocates: the tables the input describes, no more bytes of
+//! table than the input holds; their relocation stripes, one padded counter per
+//! 64 buckets (at most half the table's bytes, at most 32 KiB); plus a fixed
+//! overhead per table: at most 1.5 × the input plus about 2.2 KB per table.
+//! And a chain
+//! only of the shape growth produces (each table twice the one before, of the
+//! width the false-positive budget gives it), checked before any table is
+//! allocated.
+
+use lockfree_cuckoo_filter::test_hooks;
+use lockfree_cuckoo_filter::{
+    CuckooFilter, DecodeError, DefaultHashBuilder, FingerprintBits, GrowableCuckooFilter,
+};
+
+/// The fixed part of a table's memory (padded item-count shards and
+/// relocation stripes, the filter's own struct), which the README and the
+/// decoders' docs state as "about 2.2 KB".
+const PER_TABLE: usize = 2_300;
+
+#[test]
+fn a_decoded_table_costs_its_input_plus_a_fixed_overhead() {
+    for bits in FingerprintBits::ALL {
+        for buckets in [2u64, 64, 1 << 12] {
+            let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+            let bytes = f.to_bytes();
+            let g = CuckooFilter::from_bytes(&bytes).unwrap();
+            let used = g.memory_usage();
+            assert!(
+                used <= bytes.len() * 3 / 2 + PER_TABLE,
+                "{bits:?}, {buckets} buckets: {used} bytes for a {}-byte input",
+                bytes.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_decoded_chain_costs_its_input_plus_a_fixed_overhead_per_table() {
+    let f = GrowableCuckooFilter::builder()
+        .initial_capacity(0)
+        .build()
+        .unwrap();
+    for i in 0..20_000u64 {
+        f.insert(&i).unwrap();
+    }
+    assert!(f.table_count() > 5);
+    let bytes = f.to_bytes();
+    let g = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
+    assert!(g.memory_usage() <= bytes.len() * 3 / 2 + PER_TABLE * g.table_count());
+}
+
+/// A chain encoding of `tables` (each a single table's encoding) for `rate`:
+/// the layout of docs/FORMAT.md, with a correct checksum.
+fn chain(rate: f64, tables: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(b"LFCUCKCH");
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out.extend_from_slice(&(tables.len() as u32).to_le_bytes());
+    out.extend_from_slice(&rate.to_bits().to_le_bytes());
+    for t in tables {
+        out.extend_from_slice(&(t.len() as u64).to_le_bytes());
+        out.extend_from_slice(t);
+    }
+    let crc = crc32c::crc32c(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+fn table(bits: FingerprintBits, buckets: u64) -> Vec<u8> {
+    test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default())
+        .unwrap()
+        .to_bytes()
+}
+
+#[test]
+fn chains_growth_cannot_produce_are_refused() {
+    let rate = 1e-3;
+    let w = FingerprintBits::Bits16; // what growth picks first at 1e-3
+                                     // The helper writes what the encoder writes.
+    let grown = chain(rate, &[table(w, 2), table(w, 4), table(w, 8)]);
+    let g = GrowableCuckooFilter::from_bytes(&grown).expect("a chain growth produces");
+    assert_eq!(g.table_count(), 3);
+
+    // 33 two-bucket tables: 3.3 KB that would have allocated about 77 KB.
+    let same_size = chain(rate, &vec![table(w, 2); 33]);
+    assert!(matches!(
+        GrowableCuckooFilter::from_bytes(&same_size),
+        Err(DecodeError::InvalidChain { .. })
+    ));
+    // Not doubling, or a width growth would not pick.
+    for bad in [
+        chain(rate, &[table(w, 4), table(w, 4)]),
+        chain(rate, &[table(w, 4), table(w, 16)]),
+        chain(rate, &[table(FingerprintBits::Bits32, 2)]),
+        chain(rate, &[table(w, 2), table(FingerprintBits::Bits8, 4)]),
+    ] {
+        assert!(
+            matches!(
+                GrowableCuckooFilter::from_bytes(&bad),
+                Err(DecodeError::InvalidChain { .. })
+            ),
+            "accepted a chain growth cannot produce"
+        );
+    }
+}
