@@ -20,13 +20,12 @@
 
 mod common;
 
-use common::{assert_holds_exactly, check, filter, fp, fps, prefill};
+use common::{assert_holds_exactly, check, filter, fp, fps, prefill, race, Roles};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use loom::sync::Arc;
 
-#[test]
-fn insert_insert_remove_of_one_item() {
-    check(|| {
+fn insert_insert_remove(roles: Roles) {
+    check(move || {
         let f = filter(4);
         let zero = fps(&f, 0, 3, 3, &[]);
         let (h_fp, s) = (zero[0], &zero[1..]);
@@ -39,11 +38,18 @@ fn insert_insert_remove_of_one_item() {
         let h_from_3 = f.hash_for(3, h_fp);
 
         let f = Arc::new(f);
-        let mover = common::spawn_insert(&f, x);
-        let again = common::spawn_insert(&f, h);
-        let removed = f.remove_hash(h_from_3);
-        mover.join().unwrap().expect("room one step away");
-        again.join().unwrap().expect("room in bucket 3");
+        // The racing work: the relocating insert, and a second insert of `h`
+        // on a thread of its own.
+        let g = Arc::clone(&f);
+        let racer = move || {
+            let again = common::spawn_insert(&g, h);
+            let moved = g.insert_hash(x);
+            (moved, again.join().unwrap())
+        };
+        let r = Arc::clone(&f);
+        let ((moved, again), removed) = race(roles, racer, move || r.remove_hash(h_from_3));
+        moved.expect("room one step away");
+        again.expect("room in bucket 3");
 
         assert!(removed, "remove missed an item with two live copies");
         assert_eq!(f.copies(h), 2, "copies of h: 2 inserted + 1 - 1 removed");
@@ -51,4 +57,14 @@ fn insert_insert_remove_of_one_item() {
         live.remove(0);
         assert_holds_exactly(&f, &live);
     });
+}
+
+#[test]
+fn insert_insert_remove_of_one_item() {
+    insert_insert_remove(Roles::RacerSpawned);
+}
+
+#[test]
+fn insert_insert_remove_of_one_item_roles_swapped() {
+    insert_insert_remove(Roles::RacerOnMain);
 }

@@ -17,6 +17,9 @@
 //! ```
 #![cfg(lockfree_cuckoo_filter_loom)]
 
+mod common;
+
+use common::{check, race, Roles};
 use lockfree_cuckoo_filter::GrowableCuckooFilter;
 use loom::sync::Arc;
 use loom::thread;
@@ -59,7 +62,7 @@ fn full_filter() -> Arc<GrowableCuckooFilter> {
 /// thread drops its table and inserts into the winner's.
 #[test]
 fn racing_growths_lose_nothing() {
-    loom::model(|| {
+    check(|| {
         let f = full_filter();
         let a = {
             let f = f.clone();
@@ -87,45 +90,62 @@ fn racing_growths_lose_nothing() {
 /// Lookups of the old table's items, and of the item that triggers growth,
 /// while it grows: old items are always found, and the new one once its
 /// insert is known to have returned.
-#[test]
-fn lookups_during_growth() {
-    loom::model(|| {
+fn lookups_during_growth(roles: Roles) {
+    check(move || {
         let f = full_filter();
         let done = Arc::new(loom::sync::atomic::AtomicBool::new(false));
-        let a = {
+        let grower = {
             let (f, done) = (f.clone(), done.clone());
-            thread::spawn(move || {
+            move || {
                 f.insert_hash(X).unwrap();
                 done.store(true, loom::sync::atomic::Ordering::Release);
-            })
+            }
         };
-        let old = mix(3);
-        assert!(f.contains_hash(old), "old item missed during growth");
-        if done.load(loom::sync::atomic::Ordering::Acquire) {
-            assert!(f.contains_hash(X), "item missed after its insert returned");
-        }
-        assert!(f.contains_hash(mix(7)), "old item missed during growth");
-        a.join().unwrap();
+        let lookups = {
+            let (f, done) = (f.clone(), done.clone());
+            move || {
+                let old = mix(3);
+                assert!(f.contains_hash(old), "old item missed during growth");
+                if done.load(loom::sync::atomic::Ordering::Acquire) {
+                    assert!(f.contains_hash(X), "item missed after its insert returned");
+                }
+                assert!(f.contains_hash(mix(7)), "old item missed during growth");
+            }
+        };
+        race(roles, grower, lookups);
         assert!(f.contains_hash(X));
         assert_eq!(f.len(), 9);
     });
 }
 
+#[test]
+fn lookups_during_growth_racer_spawned() {
+    lookups_during_growth(Roles::RacerSpawned);
+}
+
+#[test]
+fn lookups_during_growth_roles_swapped() {
+    lookups_during_growth(Roles::RacerOnMain);
+}
+
 /// A remove frees a slot of the old table and an insert through a chain that
 /// may be stale fills it, while another insert grows the chain: every item
 /// stays findable and the count is exact.
-#[test]
-fn insert_into_old_table_during_growth() {
-    loom::model(|| {
+fn insert_into_old_table_during_growth(roles: Roles) {
+    check(move || {
         let f = full_filter();
-        let a = {
+        let grower = {
             let f = f.clone();
-            thread::spawn(move || f.insert_hash(X).unwrap())
+            move || f.insert_hash(X).unwrap()
         };
-        let gone = mix(0);
-        assert!(f.remove_hash(gone));
-        f.insert_hash(Y).unwrap();
-        a.join().unwrap();
+        let churn = {
+            let f = f.clone();
+            move || {
+                assert!(f.remove_hash(mix(0)));
+                f.insert_hash(Y).unwrap();
+            }
+        };
+        race(roles, grower, churn);
         assert!(f.contains_hash(X) && f.contains_hash(Y), "item lost");
         assert!(
             prefilled().skip(1).all(|h| f.contains_hash(h)),
@@ -133,4 +153,14 @@ fn insert_into_old_table_during_growth() {
         );
         assert_eq!(f.len(), 9);
     });
+}
+
+#[test]
+fn insert_into_old_table_during_growth_racer_spawned() {
+    insert_into_old_table_during_growth(Roles::RacerSpawned);
+}
+
+#[test]
+fn insert_into_old_table_during_growth_roles_swapped() {
+    insert_into_old_table_during_growth(Roles::RacerOnMain);
 }

@@ -21,17 +21,24 @@
 
 mod common;
 
-use common::{assert_holds_exactly, check, filter, fp, fps, prefill};
+use common::{assert_holds_exactly, check, filter, fp, fps, prefill, race, Roles};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use loom::sync::Arc;
 
-/// Runs inserts of `x` (spawned thread) and `y` (main thread) on `f`, then
-/// checks that the table holds exactly `live` plus the successful ones.
-fn race(f: common::Filter, mut live: Vec<u64>, x: u64, y: u64, both_fit: bool) {
+/// Runs inserts of `x` and `y` on `f` (`x` spawned and `y` on the main
+/// thread, or the other way round, as `roles` says), then checks that the
+/// table holds exactly `live` plus the successful ones.
+fn two_inserts(
+    roles: Roles,
+    f: common::Filter,
+    mut live: Vec<u64>,
+    x: u64,
+    y: u64,
+    both_fit: bool,
+) {
     let f = Arc::new(f);
-    let other = common::spawn_insert(&f, x);
-    let ry = f.insert_hash(y);
-    let rx = other.join().unwrap();
+    let (g, h) = (Arc::clone(&f), Arc::clone(&f));
+    let (rx, ry) = race(roles, move || g.insert_hash(x), move || h.insert_hash(y));
 
     if both_fit {
         assert!(
@@ -52,16 +59,25 @@ fn race(f: common::Filter, mut live: Vec<u64>, x: u64, y: u64, both_fit: bool) {
 
 /// Two buckets, seven items, one free slot in bucket 1; both new items pair
 /// 0 with 1 and reach it by a plain `put` (no path).
-#[test]
-fn last_free_slot() {
-    check(|| {
+fn last_free_slot(roles: Roles) {
+    check(move || {
         let f = filter(2);
         let all = fps(&f, 0, 1, 9, &[]);
         let mut live: Vec<u64> = all[..4].iter().map(|&p| prefill(&f, 0, p)).collect();
         live.extend(all[4..7].iter().map(|&p| prefill(&f, 1, p)));
         let (x, y) = (f.hash_for(0, all[7]), f.hash_for(0, all[8]));
-        race(f, live, x, y, false);
+        two_inserts(roles, f, live, x, y, false);
     });
+}
+
+#[test]
+fn last_free_slot_racer_spawned() {
+    last_free_slot(Roles::RacerSpawned);
+}
+
+#[test]
+fn last_free_slot_roles_swapped() {
+    last_free_slot(Roles::RacerOnMain);
 }
 
 /// Four buckets, 0 and 1 full; the only free room is in bucket 3, reached from
@@ -71,7 +87,7 @@ fn last_free_slot() {
 ///
 /// Bucket 3 holds fingerprints that pair it back with 0, and bucket 2 (full)
 /// ones that pair it back with 1, so the search of a full table is short.
-fn same_path(free: usize) {
+fn same_path(free: usize, roles: Roles) {
     check(move || {
         let f = filter(4);
         let a = fps(&f, 0, 3, 4, &[]);
@@ -84,16 +100,26 @@ fn same_path(free: usize) {
         }
         let x = f.hash_for(0, fp(&f, 0, 1, &[]));
         let y = f.hash_for(0, fps(&f, 0, 1, 2, &[])[1]);
-        race(f, live, x, y, free == 2);
+        two_inserts(roles, f, live, x, y, free == 2);
     });
 }
 
 #[test]
 fn same_path_last_free_slot() {
-    same_path(1);
+    same_path(1, Roles::RacerSpawned);
+}
+
+#[test]
+fn same_path_last_free_slot_roles_swapped() {
+    same_path(1, Roles::RacerOnMain);
 }
 
 #[test]
 fn same_path_room_for_both() {
-    same_path(2);
+    same_path(2, Roles::RacerSpawned);
+}
+
+#[test]
+fn same_path_room_for_both_roles_swapped() {
+    same_path(2, Roles::RacerOnMain);
 }

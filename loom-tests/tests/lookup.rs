@@ -27,11 +27,11 @@
 
 mod common;
 
-use common::{assert_holds_exactly, check, filter, one_step};
+use common::{assert_holds_exactly, check, filter, one_step, race, Roles};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use loom::sync::Arc;
 
-fn contains_during_relocation(from: u64, to: u64, lookup_first: u64) {
+fn contains_during_relocation(from: u64, to: u64, lookup_first: u64, roles: Roles) {
     check(move || {
         let f = filter(4);
         let mut s = one_step(&f, from, to);
@@ -40,12 +40,17 @@ fn contains_during_relocation(from: u64, to: u64, lookup_first: u64) {
         let x = s.x;
 
         let f = Arc::new(f);
-        let inserter = common::spawn_insert(&f, x);
+        let (g, h) = (Arc::clone(&f), Arc::clone(&f));
+        let (inserted, found) = race(
+            roles,
+            move || g.insert_hash(x),
+            move || h.contains_hash(target),
+        );
         assert!(
-            f.contains_hash(target),
+            found,
             "false negative: contains missed a fingerprint being relocated"
         );
-        inserter.join().unwrap().expect("room one step away");
+        inserted.expect("room one step away");
 
         // The model exercised what it claims: the path moved `movers[0]`.
         assert!(f.fingerprints().contains(&(to, s.movers[0])));
@@ -58,23 +63,43 @@ fn contains_during_relocation(from: u64, to: u64, lookup_first: u64) {
 /// second bucket into its first (only the counter catches it).
 #[test]
 fn contains_vs_move_into_first_bucket() {
-    contains_during_relocation(0, 3, 3);
+    contains_during_relocation(0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_move_into_first_bucket_roles_swapped() {
+    contains_during_relocation(0, 3, 3, Roles::RacerOnMain);
 }
 
 /// Move 0 -> 3, lookup reads 0 first: from its first bucket into its second.
 #[test]
 fn contains_vs_move_into_second_bucket() {
-    contains_during_relocation(0, 3, 0);
+    contains_during_relocation(0, 3, 0, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_move_into_second_bucket_roles_swapped() {
+    contains_during_relocation(0, 3, 0, Roles::RacerOnMain);
 }
 
 /// Move 3 -> 0, lookup reads 0 first (only the counter catches it).
 #[test]
 fn contains_vs_reverse_move_into_first_bucket() {
-    contains_during_relocation(3, 0, 0);
+    contains_during_relocation(3, 0, 0, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_reverse_move_into_first_bucket_roles_swapped() {
+    contains_during_relocation(3, 0, 0, Roles::RacerOnMain);
 }
 
 /// Move 3 -> 0, lookup reads 3 first.
 #[test]
 fn contains_vs_reverse_move_into_second_bucket() {
-    contains_during_relocation(3, 0, 3);
+    contains_during_relocation(3, 0, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_reverse_move_into_second_bucket_roles_swapped() {
+    contains_during_relocation(3, 0, 3, Roles::RacerOnMain);
 }

@@ -15,7 +15,9 @@
 
 mod common;
 
-use common::{assert_holds_exactly, check, check_with, filter, fp, fps, prefill, Limits};
+use common::{
+    assert_holds_exactly, check, check_with, filter, fp, fps, prefill, race, Limits, Roles,
+};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use loom::sync::Arc;
 // A plain std counter outside the model, read once loom is done.
@@ -66,10 +68,6 @@ fn path_invalidated_midway() {
     });
 }
 
-/// Executions of [`path_invalidated_midway_then_full`] in which `y` took the
-/// slot freed by the first step of `x`'s path.
-static INVALIDATED: AtomicUsize = AtomicUsize::new(0);
-
 /// The same race with one free slot, in 6 buckets laid out so that a search of
 /// the full table stays short (in 4 buckets it reads about a hundred buckets,
 /// and loom's choices of stale values for those reads explode):
@@ -83,18 +81,24 @@ static INVALIDATED: AtomicUsize = AtomicUsize::new(0);
 /// If `y` takes the slot `c0` left in bucket 3, `a0`'s step fails and the table
 /// is full: `x` must return `Err` having changed nothing but the valid move of
 /// `c0`. Exactly one insert succeeds in every execution.
-#[test]
-fn path_invalidated_midway_then_full() {
+fn path_invalidated_midway_then_full(roles: Roles, max_preemptions: usize) {
     // The thread that loses the last slot searches the full table (two or
     // three searches of 25 to 60 bucket reads), and loom tries every older
-    // value each of those reads may return: 455,602 executions at 2
+    // value each of those reads may return: 456,407 executions at 2
     // preemptions (about 35 s); at 3 the model ran over 20 minutes unfinished,
-    // so it stays at 2 whatever LOOM_MAX_PREEMPTIONS says.
+    // so it stays at `max_preemptions` whatever LOOM_MAX_PREEMPTIONS says: 2
+    // with `x` spawned, 1 with the roles swapped (946,184 executions, about
+    // 70 s; at 2 it ran over 7 minutes unfinished). Both still reach the
+    // execution that breaks the path midway (asserted below).
     let limits = Limits {
         max_branches: Some(5_000),
-        max_preemptions: Some(2),
+        max_preemptions: Some(max_preemptions),
     };
-    check_with(limits, || {
+    // Executions in which `y` took the slot freed by the first step of `x`'s
+    // path (a plain std counter outside the model, read once loom is done).
+    let invalidated = std::sync::Arc::new(AtomicUsize::new(0));
+    let seen = std::sync::Arc::clone(&invalidated);
+    check_with(limits, move || {
         let f = filter(6);
         let a = fps(&f, 0, 3, 4, &[]);
         let b = fps(&f, 1, 2, 4, &[]);
@@ -115,15 +119,14 @@ fn path_invalidated_midway_then_full() {
         let y = f.hash_for(3, c[4]);
 
         let f = Arc::new(f);
-        let inserter = common::spawn_insert(&f, x);
-        let ry = f.insert_hash(y);
-        let rx = inserter.join().unwrap();
+        let (g, h) = (Arc::clone(&f), Arc::clone(&f));
+        let (rx, ry) = race(roles, move || g.insert_hash(x), move || h.insert_hash(y));
         assert!(rx.is_ok() != ry.is_ok(), "one slot, yet {rx:?} and {ry:?}");
         // `y` ends in bucket 3 next to `c0` in 4 only by taking the slot `c0`
         // left: otherwise it goes to 4 directly, or `x` wins and `y` fails.
         let have = f.fingerprints();
         if have.contains(&(3, c[4])) && have.contains(&(4, c[0])) {
-            INVALIDATED.fetch_add(1, Ordering::Relaxed);
+            seen.fetch_add(1, Ordering::Relaxed);
             assert!(rx.is_err());
         }
         live.extend(
@@ -135,9 +138,19 @@ fn path_invalidated_midway_then_full() {
         assert_holds_exactly(&f, &live);
     });
     assert!(
-        INVALIDATED.load(Ordering::Relaxed) > 0,
+        invalidated.load(Ordering::Relaxed) > 0,
         "no execution broke the path midway"
     );
+}
+
+#[test]
+fn path_invalidated_midway_then_full_racer_spawned() {
+    path_invalidated_midway_then_full(Roles::RacerSpawned, 2);
+}
+
+#[test]
+fn path_invalidated_midway_then_full_roles_swapped() {
+    path_invalidated_midway_then_full(Roles::RacerOnMain, 1);
 }
 
 /// Without interference the paths above really have two steps.

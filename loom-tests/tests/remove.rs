@@ -24,11 +24,11 @@
 
 mod common;
 
-use common::{assert_holds_exactly, check, filter, key, one_step};
+use common::{assert_holds_exactly, check, filter, key, one_step, race, Roles};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use loom::sync::Arc;
 
-fn remove_during_relocation(from: u64, to: u64, remove_first: u64) {
+fn remove_during_relocation(from: u64, to: u64, remove_first: u64, roles: Roles) {
     check(move || {
         let f = filter(4);
         let mut s = one_step(&f, from, to);
@@ -36,9 +36,13 @@ fn remove_during_relocation(from: u64, to: u64, remove_first: u64) {
         let x = s.x;
 
         let f = Arc::new(f);
-        let inserter = common::spawn_insert(&f, x);
-        let removed = f.remove_hash(target);
-        inserter.join().unwrap().expect("room one step away");
+        let (g, h) = (Arc::clone(&f), Arc::clone(&f));
+        let (inserted, removed) = race(
+            roles,
+            move || g.insert_hash(x),
+            move || h.remove_hash(target),
+        );
+        inserted.expect("room one step away");
 
         assert!(removed, "remove missed a live item being relocated");
         assert_eq!(
@@ -63,18 +67,33 @@ fn remove_during_relocation(from: u64, to: u64, remove_first: u64) {
 /// fallback.
 #[test]
 fn remove_vs_move_into_first_bucket() {
-    remove_during_relocation(0, 3, 3);
+    remove_during_relocation(0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn remove_vs_move_into_first_bucket_roles_swapped() {
+    remove_during_relocation(0, 3, 3, Roles::RacerOnMain);
 }
 
 /// Move 0 -> 3, remove scans 0 first: it takes the source copy whenever it
 /// runs between the mover's copy and clear (fallback).
 #[test]
 fn remove_vs_move_into_second_bucket() {
-    remove_during_relocation(0, 3, 0);
+    remove_during_relocation(0, 3, 0, Roles::RacerSpawned);
+}
+
+#[test]
+fn remove_vs_move_into_second_bucket_roles_swapped() {
+    remove_during_relocation(0, 3, 0, Roles::RacerOnMain);
 }
 
 /// Move 3 -> 0, remove scans 0 first (the destination).
 #[test]
 fn remove_vs_reverse_move_into_first_bucket() {
-    remove_during_relocation(3, 0, 0);
+    remove_during_relocation(3, 0, 0, Roles::RacerSpawned);
+}
+
+#[test]
+fn remove_vs_reverse_move_into_first_bucket_roles_swapped() {
+    remove_during_relocation(3, 0, 0, Roles::RacerOnMain);
 }

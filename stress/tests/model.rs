@@ -6,6 +6,11 @@
 //! occupied slots, read as (pair, fingerprint), must equal the multiset. That
 //! catches a relocation that loses or duplicates a fingerprint, a failed insert
 //! that changes anything, and a remove that takes the wrong fingerprint.
+//!
+//! Keys are drawn two ways: well-mixed hashes, and colliding ones (a few
+//! fingerprints, each with first buckets all over a tiny table), so that items
+//! sharing a fingerprint and a bucket pair, with the same or opposite first
+//! buckets, meet all the time.
 
 mod common;
 use common::mix;
@@ -89,7 +94,28 @@ fn distance_to_free_slot(f: &CuckooFilter, roots: [u64; 2]) -> Option<usize> {
     unreachable!()
 }
 
+/// How a key number becomes a 64-bit hash.
+type Hash = fn(u64) -> u64;
+
+/// Colliding hashes: key `k` has one of three high halves (so one of three
+/// fingerprints, at any width) and a low half, hence a first bucket, spread over
+/// the table: keys `k` and `k + 3` share a fingerprint and, in a small table,
+/// often a bucket pair, from the same or the other side.
+fn colliding(k: u64) -> u64 {
+    const HIGH: [u64; 3] = [0x1234_5678, 0x9abc_def0, 0x0f0f_0f0f];
+    (HIGH[(k % 3) as usize] << 32) | ((k / 3) << 29 & 0xffff_ffff)
+}
+
 fn run(buckets: u64, bits: FingerprintBits, ops: &[Op]) -> Result<(), TestCaseError> {
+    run_with(mix, buckets, bits, ops)
+}
+
+fn run_with(
+    mix: Hash,
+    buckets: u64,
+    bits: FingerprintBits,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
     let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
     let mut model: BTreeMap<Key, usize> = BTreeMap::new();
     let mut len = 0usize;
@@ -155,6 +181,17 @@ proptest! {
         run(buckets, bits, &ops)?;
     }
 
+    /// Colliding keys on tables of 2 to 8 buckets: twins with opposite first
+    /// buckets, inserted and removed in any order.
+    #[test]
+    fn colliding_keys_match_the_model(
+        buckets in (1u64..=4).prop_map(|t| 2 * t),
+        bits in bits(),
+        ops in prop::collection::vec(op(24), 1..160),
+    ) {
+        run_with(colliding, buckets, bits, &ops)?;
+    }
+
     /// Larger tables with long sequences: deep paths, odd bucket counts.
     #[test]
     fn small_tables_match_the_model(
@@ -178,5 +215,19 @@ proptest! {
         }
         prop_assert!(!f.remove(&key));
         prop_assert!(f.is_empty());
+    }
+}
+
+/// The colliding keys really collide: in a 2-bucket table every key shares its
+/// fingerprint with seven others, some with the opposite first bucket.
+#[test]
+fn colliding_keys_collide() {
+    let f = test_hooks::with_buckets(2, FingerprintBits::Bits16, DefaultHashBuilder::default())
+        .unwrap();
+    let positions: Vec<_> = (0..24).map(|k| f.position(colliding(k))).collect();
+    for (k, &(i1, _, fp)) in positions.iter().enumerate() {
+        let twins = positions.iter().filter(|&&(_, _, g)| g == fp).count();
+        assert_eq!(twins, 8, "key {k}");
+        assert!(positions.iter().any(|&(j1, _, g)| g == fp && j1 != i1));
     }
 }
