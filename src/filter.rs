@@ -7,7 +7,7 @@ use crate::builder::Builder;
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
-use crate::table::{AnyTable, GROUP};
+use crate::table::AnyTable;
 
 /// A concurrent, lock-free cuckoo filter: an approximate set of items.
 ///
@@ -124,7 +124,7 @@ impl<S> CuckooFilter<S> {
     /// assert!(f.contains_hash(0x9e37_79b9_7f4a_7c15));
     /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
         self.table.insert_hash(hash).map_err(|_| InsertError::Full)
     }
@@ -136,7 +136,7 @@ impl<S> CuckooFilter<S> {
     /// let f = CuckooFilter::with_capacity(100);
     /// assert!(!f.contains_hash(0x3c6e_f372_fe94_f82b));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn contains_hash(&self, hash: u64) -> bool {
         self.table.contains_hash(hash)
     }
@@ -159,9 +159,10 @@ impl<S> CuckooFilter<S> {
 
     /// Answers [`contains_hash`](Self::contains_hash) for each hash, writing
     /// `out[k]` for `hashes[k]`. Faster than one call per hash on tables larger
-    /// than the caches: the bucket loads of 16 lookups are issued together, so
-    /// their cache misses overlap. Answers `min(hashes.len(), out.len())`
-    /// lookups and returns that number.
+    /// than the caches: a pipeline over the whole slice issues each lookup's
+    /// bucket loads 16 lookups ahead of its comparison, so their cache misses
+    /// overlap. Answers `min(hashes.len(), out.len())` lookups and returns that
+    /// number.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
@@ -175,7 +176,8 @@ impl<S> CuckooFilter<S> {
     /// ```
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> usize {
         let n = hashes.len().min(out.len());
-        self.table.contains_hash_batch(&hashes[..n], &mut out[..n]);
+        self.table
+            .contains_batch(&hashes[..n], &mut out[..n], |&h| h);
         n
     }
 
@@ -311,7 +313,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert!(f.contains("apple") && f.contains(&42u64));
     /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         self.insert_hash(self.hasher.hash_one(item))
     }
@@ -327,7 +329,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// assert!(!f.contains("pear"));
     /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
         self.contains_hash(self.hasher.hash_one(item))
     }
@@ -348,13 +350,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// ```
     pub fn contains_batch<T: Hash>(&self, items: &[T], out: &mut [bool]) -> usize {
         let n = items.len().min(out.len());
-        let mut hashes = [0u64; GROUP];
-        for (is, os) in items[..n].chunks(GROUP).zip(out[..n].chunks_mut(GROUP)) {
-            for (h, item) in hashes.iter_mut().zip(is) {
-                *h = self.hasher.hash_one(item);
-            }
-            self.contains_hash_batch(&hashes[..is.len()], os);
-        }
+        let hasher = &self.hasher;
+        self.table
+            .contains_batch(&items[..n], &mut out[..n], |item| hasher.hash_one(item));
         n
     }
 

@@ -70,28 +70,34 @@ impl AnyTable {
     }
 
     /// Inserts the item of a 64-bit hash.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn insert_hash(&self, hash: u64) -> Result<(), Full> {
         dispatch!(self, t => t.insert(t.position(hash)))
     }
 
     /// Whether the item of a 64-bit hash may be in the table.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn contains_hash(&self, hash: u64) -> bool {
         dispatch!(self, t => t.contains(t.position(hash)))
     }
 
     /// Removes one copy of the item of a 64-bit hash; true if one was there.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn remove_hash(&self, hash: u64) -> bool {
         dispatch!(self, t => t.remove(t.position(hash)))
     }
 
-    /// Answers [`Self::contains_hash`] for each hash, writing `out[k]` for
-    /// `hashes[k]`; both have the same length. Pipelined (see
-    /// [`Table::contains_batch`]).
-    pub(crate) fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
-        dispatch!(self, t => t.contains_batch(hashes, out))
+    /// Answers [`Self::contains_hash`] for each item, writing `out[k]` for
+    /// `items[k]` (both of one length), `hash` giving each item's hash.
+    /// Pipelined over the whole slice (see [`Table::contains_batch`]).
+    #[inline]
+    pub(crate) fn contains_batch<T>(
+        &self,
+        items: &[T],
+        out: &mut [bool],
+        hash: impl FnMut(&T) -> u64,
+    ) {
+        dispatch!(self, t => t.contains_batch(items, out, hash))
     }
 
     /// Successful inserts minus successful removes.

@@ -41,7 +41,6 @@ use memory::{prefetch, zeroed_blocks, Block};
 use relocation::{RelocationCounters, Snapshot};
 
 pub(crate) use any::{dispatch, with_width, AnyTable};
-pub(crate) use batch::GROUP;
 
 /// Largest bucket count: bucket indices come from the low 32 bits of the hash.
 pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
@@ -310,17 +309,41 @@ impl<W: Width> Table<W> {
     // ----- operations ------------------------------------------------------
 
     /// Whether the pair of `pos` holds its fingerprint, validated against
-    /// concurrent relocation (see [`relocation`]).
-    #[inline]
+    /// concurrent relocation and removes (see [`relocation`]).
+    ///
+    /// The common case does not branch on the answer: both bucket loads are
+    /// issued before either is compared, the answer is computed, and the one
+    /// branch asks "a miss while the counter moved?", which is almost never
+    /// true, so it is predicted right whatever the answer. A branch on the
+    /// answer itself would be mispredicted on every other lookup of a mixed
+    /// workload, and each misprediction also throws away the next lookups'
+    /// cache misses already in flight.
+    #[inline(always)]
     pub(crate) fn contains(&self, pos: Position) -> bool {
+        let counter = self.relocations.for_pair(pos.i1, pos.i2);
+        let snapshot = Snapshot::take(counter);
+        let a = self.load_bucket(pos.i1);
+        let b = self.load_bucket(pos.i2);
+        let hit = self.holds(&a, pos.i1, pos.fp) | self.holds(&b, pos.i2, pos.fp);
+        let settled = hit | snapshot.unchanged();
+        // `black_box` keeps the compiler from splitting `settled` back into a
+        // branch on `hit` followed by one on the counter (it does, otherwise).
+        if !std::hint::black_box(settled) {
+            return self.contains_again(pos);
+        }
+        hit
+    }
+
+    /// [`Self::contains`] after a miss during which the pair's counter moved:
+    /// search again until a search is validated.
+    #[cold]
+    #[inline(never)]
+    fn contains_again(&self, pos: Position) -> bool {
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
         loop {
             let snapshot = Snapshot::take(counter);
-            // Both loads are issued before either is compared, so their cache
-            // misses overlap.
             let a = self.load_bucket(pos.i1);
             let b = self.load_bucket(pos.i2);
-            // `|`, not `||`: one branch for both buckets.
             if self.holds(&a, pos.i1, pos.fp) | self.holds(&b, pos.i2, pos.fp) {
                 return true;
             }
