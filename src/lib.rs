@@ -103,3 +103,9 @@ pub use fingerprint::FingerprintBits;
 pub use format::HasherIdentity;
 pub use growable::{GrowableBuilder, GrowableCuckooFilter};
 pub use hasher::{DefaultHashBuilder, StableHasher, DEFAULT_SEED};
+
+/// The README's Rust examples, compiled and run as doc tests, so that the
+/// quick start compiles as pasted.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
