@@ -127,10 +127,22 @@ fn moving(f: &common::Filter) -> (common::OneStep, u64) {
     (s, k)
 }
 
+/// The end of the relocation models: `K` is gone (inserted once, or as often
+/// as removed), `x` is in, and the table holds exactly that.
+fn assert_k_gone_x_in(f: &common::Filter, mut s: common::OneStep, k: u64) {
+    let gone = s
+        .live
+        .iter()
+        .position(|&h| common::key(f, h) == common::key(f, k));
+    s.live.remove(gone.expect("K was put in by the set-up"));
+    s.live.push(s.x);
+    assert_holds_exactly(f, &s.live);
+}
+
 fn owner_vs_relocation(roles: Roles) {
     check(move || {
         let f = filter(4);
-        let (mut s, k) = moving(&f);
+        let (s, k) = moving(&f);
         let x = s.x;
         let f = Arc::new(f);
         let g = Arc::clone(&f);
@@ -142,13 +154,7 @@ fn owner_vs_relocation(roles: Roles) {
         let h = Arc::clone(&f);
         let (inserted, ()) = race(roles, move || h.insert_hash(x), owner);
         inserted.expect("room one step away");
-        let gone = s
-            .live
-            .iter()
-            .position(|&h| common::key(&f, h) == common::key(&f, k));
-        s.live.remove(gone.expect("K was put in by the set-up"));
-        s.live.push(x);
-        assert_holds_exactly(&f, &s.live);
+        assert_k_gone_x_in(&f, s, k);
     });
 }
 
@@ -165,7 +171,7 @@ fn owner_remove_insert_remove_during_relocation_roles_swapped() {
 fn double_remove_vs_relocation(roles: Roles) {
     check(move || {
         let f = filter(4);
-        let (mut s, k) = moving(&f);
+        let (s, k) = moving(&f);
         let x = s.x;
         let f = Arc::new(f);
         let g = Arc::clone(&f);
@@ -182,13 +188,7 @@ fn double_remove_vs_relocation(roles: Roles) {
         let ((inserted, first), second) = race(roles, racer, move || h.remove_hash(k));
         inserted.expect("room one step away");
         assert!(first || second, "K was live: one remove must find it");
-        let gone = s
-            .live
-            .iter()
-            .position(|&h| common::key(&f, h) == common::key(&f, k));
-        s.live.remove(gone.expect("K was put in by the set-up"));
-        s.live.push(x);
-        assert_holds_exactly(&f, &s.live);
+        assert_k_gone_x_in(&f, s, k);
     });
 }
 
