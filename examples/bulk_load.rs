@@ -18,10 +18,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| format!("items must be a number: {e}"))?,
         None => 10_000_000,
     };
+    // Both machines build with one seed, so that their filters merge. A
+    // real deployment would keep it secret (and out of the source) if the
+    // keys come from untrusted clients; filters otherwise get a random seed.
+    let seed: u64 = 0x0b5e_55ed_5eed;
     let build = || {
         CuckooFilter::builder()
             .capacity(items as usize)
             .false_positive_rate(0.001)
+            .seed(seed)
             .build()
     };
     println!(

@@ -9,10 +9,12 @@ use crate::hasher::DefaultHashBuilder;
 use crate::table::{MAX_BUCKETS, SLOTS};
 use crate::CuckooFilter;
 
-/// The load factor the table is sized for: `with_capacity(n)` gives about
-/// `n / SIZING_LOAD` slots. Below the load the filter reliably reaches (over 95 %)
-/// so that `n` distinct items always fit, and within 10 % of `n / 0.95`.
-const SIZING_LOAD: f64 = 0.94;
+/// The load factor the table is sized for, in percent: `with_capacity(n)`
+/// gives about `n / 0.94` slots. Below the load the filter reliably reaches
+/// (over 95 %) so that `n` distinct items always fit, and within 10 % of
+/// `n / 0.95`. Integer arithmetic, so that [`capacity_for`] inverts
+/// [`buckets_for`] exactly.
+const SIZING_LOAD_PERCENT: u64 = 94;
 
 /// The load at which [`FingerprintBits::false_positive_rate`] bounds are taken
 /// when choosing a width for a requested rate: a full table.
@@ -20,8 +22,13 @@ const FULL_LOAD: f64 = 0.95;
 
 /// Builds a [`CuckooFilter`]. Obtained from [`CuckooFilter::builder`].
 ///
+/// The capacity is required: a fixed-size filter sized by accident would fail
+/// its inserts later, far from the mistake. Everything else has a default:
+/// 16-bit fingerprints, and the default hasher with a seed drawn at random for
+/// each filter (see [`seed`](Builder::seed)).
+///
 /// ```
-/// use lockfree_cuckoo_filter::CuckooFilter;
+/// use lockfree_cuckoo_filter::{BuildError, CuckooFilter};
 ///
 /// let f = CuckooFilter::builder()
 ///     .capacity(1_000_000)
@@ -29,31 +36,66 @@ const FULL_LOAD: f64 = 0.95;
 ///     .build()?;
 /// assert!(f.capacity() >= 1_000_000);
 /// assert_eq!(f.fingerprint_bits().bits(), 16);
+///
+/// assert_eq!(CuckooFilter::builder().build().unwrap_err(), BuildError::MissingCapacity);
 /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
 /// ```
 #[derive(Clone, Debug)]
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct Builder<S = DefaultHashBuilder> {
-    capacity: usize,
+    capacity: Option<usize>,
     false_positive_rate: Option<f64>,
     fingerprint_bits: Option<FingerprintBits>,
     hasher: S,
 }
 
 impl Default for Builder {
+    /// No capacity yet (required), 16-bit fingerprints, and a randomly seeded
+    /// [`DefaultHashBuilder`].
     fn default() -> Self {
         Self {
-            capacity: 0,
+            capacity: None,
             false_positive_rate: None,
             fingerprint_bits: None,
-            hasher: DefaultHashBuilder::default(),
+            hasher: DefaultHashBuilder::new(),
         }
     }
 }
 
+impl Builder {
+    /// Hash with the default hasher started from `seed`, instead of a seed
+    /// drawn at random for this filter.
+    ///
+    /// Give a seed when filters must agree: to [`merge`](CuckooFilter::merge)
+    /// two filters (build both with the same seed), or to compare a filter's
+    /// [`to_bytes`](CuckooFilter::to_bytes) with another's, or to get the same
+    /// filter from the same inserts on every run (tests). Otherwise leave the
+    /// seed random: a filter that stores keys chosen by others (clients of a
+    /// server) must keep its seed secret, or they can aim keys at one bucket
+    /// pair or forge false positives; see [`DefaultHashBuilder`].
+    /// Shorthand for `.hasher(DefaultHashBuilder::with_seed(seed))`.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    ///
+    /// let a = CuckooFilter::builder().capacity(1000).seed(42).build()?;
+    /// let b = CuckooFilter::builder().capacity(1000).seed(42).build()?;
+    /// a.insert("apple")?;
+    /// b.insert("pear")?;
+    /// a.merge(&b)?;
+    /// assert!(a.contains("apple") && a.contains("pear"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn seed(self, seed: u64) -> Self {
+        self.hasher(DefaultHashBuilder::with_seed(seed))
+    }
+}
+
 impl<S> Builder<S> {
-    /// The number of distinct items the filter must accept (default 0). The
-    /// table gets about `capacity / 0.94` slots, not rounded to a power of two.
+    /// The number of distinct items the filter must accept; required. The
+    /// table gets about `capacity / 0.94` slots, not rounded to a power of
+    /// two, and the filter's [`capacity`](CuckooFilter::capacity) is then at
+    /// least this. 0 is allowed, and gives the smallest table (two buckets).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
@@ -62,7 +104,7 @@ impl<S> Builder<S> {
     /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
     /// ```
     pub fn capacity(mut self, capacity: usize) -> Self {
-        self.capacity = capacity;
+        self.capacity = Some(capacity);
         self
     }
 
@@ -90,6 +132,7 @@ impl<S> Builder<S> {
     /// ```
     /// use lockfree_cuckoo_filter::{BuildError, CuckooFilter, FingerprintBits};
     /// let err = CuckooFilter::builder()
+    ///     .capacity(1000)
     ///     .fingerprint_bits(FingerprintBits::Bits8)
     ///     .false_positive_rate(0.001)
     ///     .build()
@@ -102,7 +145,8 @@ impl<S> Builder<S> {
     }
 
     /// The hasher items are hashed with. The default,
-    /// [`DefaultHashBuilder`], gives the same hash on every platform. Any
+    /// [`DefaultHashBuilder`] with a random seed, gives the same hash on every
+    /// platform for the same seed (see [`seed`](Builder::seed)). Any
     /// [`BuildHasher`] works for a filter that lives in one process; to save it
     /// with [`to_bytes`](CuckooFilter::to_bytes) the hasher must also name
     /// itself through [`HasherIdentity`](crate::HasherIdentity), which a
@@ -131,16 +175,18 @@ impl<S> Builder<S> {
     /// use lockfree_cuckoo_filter::{BuildError, CuckooFilter};
     /// assert!(CuckooFilter::builder().capacity(100).build().is_ok());
     /// assert!(matches!(
-    ///     CuckooFilter::builder().false_positive_rate(f64::NAN).build(),
+    ///     CuckooFilter::builder().capacity(100).false_positive_rate(f64::NAN).build(),
     ///     Err(BuildError::InvalidFalsePositiveRate { .. })
     /// ));
+    /// assert_eq!(CuckooFilter::builder().build().unwrap_err(), BuildError::MissingCapacity);
     /// ```
     pub fn build(self) -> Result<CuckooFilter<S>, BuildError>
     where
         S: BuildHasher,
     {
+        let capacity = self.capacity.ok_or(BuildError::MissingCapacity)?;
         let bits = self.choose_bits()?;
-        let buckets = buckets_for(self.capacity)?;
+        let buckets = buckets_for(capacity)?;
         CuckooFilter::from_parts(bits, buckets, self.hasher)
     }
 
@@ -171,13 +217,13 @@ fn unreachable_rate(rate: f64, bits: FingerprintBits) -> BuildError {
     }
 }
 
-/// Buckets for `capacity` items: `capacity / (4 · SIZING_LOAD)`, plus a slack
-/// of its square root that keeps tiny tables from being unlucky and costs large
-/// ones nothing (0.2 % at a million items), rounded up to even.
+/// Buckets for `capacity` items: `capacity / (4 · 0.94)`, rounded up, plus a
+/// slack of its square root that keeps tiny tables from being unlucky and
+/// costs large ones nothing (0.2 % at a million items), rounded up to even.
 pub(crate) fn buckets_for(capacity: usize) -> Result<u64, BuildError> {
     let too_large = BuildError::CapacityTooLarge { capacity };
-    let base = (capacity as f64 / (f64::from(SLOTS) * SIZING_LOAD)).ceil();
-    if base >= MAX_BUCKETS as f64 {
+    let base = base_buckets(capacity as u128);
+    if base >= u128::from(MAX_BUCKETS) {
         return Err(too_large);
     }
     let base = base as u64;
@@ -187,6 +233,33 @@ pub(crate) fn buckets_for(capacity: usize) -> Result<u64, BuildError> {
         return Err(too_large);
     }
     Ok(buckets)
+}
+
+/// `ceil(capacity / (4 · 0.94))`, exactly.
+fn base_buckets(capacity: u128) -> u128 {
+    (capacity * 100).div_ceil(u128::from(SLOTS) * u128::from(SIZING_LOAD_PERCENT))
+}
+
+/// The capacity in items of a table of `buckets` buckets: the largest `n`
+/// for which [`buckets_for`]`(n)` is at most `buckets`, so at least the
+/// capacity a table of this size was built for, and what `with_capacity`
+/// promises for a table of this size. (Saturates at `usize::MAX` where `usize`
+/// is narrower than the answer.)
+pub(crate) fn capacity_for(buckets: u64) -> usize {
+    // The largest base with `base + isqrt(base) <= buckets` (the rounding to
+    // even cannot push an even `buckets` over): the sum is increasing in base.
+    let (mut low, mut high) = (0u64, buckets);
+    while low < high {
+        let mid = low + (high - low).div_ceil(2);
+        if mid + mid.isqrt() <= buckets {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    // The largest n with base_buckets(n) <= low.
+    let n = u128::from(low) * u128::from(SLOTS) * u128::from(SIZING_LOAD_PERCENT) / 100;
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]
@@ -238,5 +311,44 @@ mod tests {
         ));
         assert!(buckets_for(16_000_000_000).is_ok());
         assert!(buckets_for(17_000_000_000).is_err());
+        assert_eq!(buckets_for(10_000_000), Ok(10_644_824 / 4));
+    }
+
+    #[test]
+    fn capacity_inverts_the_sizing() {
+        // Every capacity fits in the table built for it, and the capacity of
+        // that table is the largest that would be built that small.
+        let check = |n: usize| {
+            let buckets = buckets_for(n).unwrap();
+            let cap = capacity_for(buckets);
+            assert!(cap >= n, "{n}: capacity {cap}");
+            assert_eq!(buckets_for(cap), Ok(buckets), "{n}");
+            assert!(buckets_for(cap + 1).unwrap() > buckets, "{n}");
+        };
+        for n in (0..5000).chain([94, 376, 37_600, 1_000_000, 10_000_000, 123_456_789]) {
+            check(n);
+        }
+        assert_eq!(capacity_for(buckets_for(10_000_000).unwrap()), 10_000_005);
+        assert_eq!(capacity_for(2), 3);
+        assert_eq!(capacity_for(4), 11);
+        let largest = capacity_for(MAX_BUCKETS);
+        assert_eq!(buckets_for(largest), Ok(MAX_BUCKETS));
+        // Odd or unproduced bucket counts (decoded tables) get the capacity of
+        // the largest table that fits in them.
+        assert_eq!(capacity_for(5), capacity_for(4));
+    }
+
+    #[test]
+    fn a_capacity_is_required_and_a_seed_reproduces() {
+        assert_eq!(
+            Builder::default().build().unwrap_err(),
+            BuildError::MissingCapacity
+        );
+        let a = Builder::default().capacity(10).seed(7).build().unwrap();
+        let b = Builder::default().capacity(10).seed(7).build().unwrap();
+        assert_eq!(a.hasher(), b.hasher());
+        let c = Builder::default().capacity(10).build().unwrap();
+        let d = Builder::default().capacity(10).build().unwrap();
+        assert_ne!(c.hasher(), d.hasher(), "default seeds are drawn per filter");
     }
 }

@@ -308,8 +308,15 @@ mod tests {
 
     #[test]
     fn bulk_matches_one_by_one() {
-        let a = CuckooFilter::with_capacity(200_000);
-        let b = CuckooFilter::with_capacity(200_000);
+        // One seed for both, so that an item has the same place in each.
+        let seeded = || {
+            CuckooFilter::builder()
+                .capacity(200_000)
+                .seed(crate::DEFAULT_SEED)
+                .build()
+                .unwrap()
+        };
+        let (a, b) = (seeded(), seeded());
         assert_eq!(
             a.par_insert_all((0..200_000u64).into_par_iter()),
             Ok(200_000)

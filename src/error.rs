@@ -81,14 +81,21 @@ impl std::error::Error for InsertError {}
 /// ```
 /// use lockfree_cuckoo_filter::{BuildError, CuckooFilter};
 ///
-/// let err = CuckooFilter::builder().false_positive_rate(1.5).build().unwrap_err();
+/// let err = CuckooFilter::builder().capacity(10).false_positive_rate(1.5).build().unwrap_err();
 /// assert!(matches!(err, BuildError::InvalidFalsePositiveRate { .. }));
 /// let err = CuckooFilter::builder().capacity(usize::MAX).build().unwrap_err();
 /// assert!(matches!(err, BuildError::CapacityTooLarge { .. }));
+/// let err = CuckooFilter::builder().false_positive_rate(0.01).build().unwrap_err();
+/// assert_eq!(err, BuildError::MissingCapacity);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum BuildError {
+    /// [`Builder::capacity`](crate::Builder::capacity) was not called. A
+    /// [`CuckooFilter`](crate::CuckooFilter) never grows, so its size has no
+    /// sensible default; a filter that grows is
+    /// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter).
+    MissingCapacity,
     /// The false-positive rate was not a number in the open interval (0, 1).
     InvalidFalsePositiveRate {
         /// The rate asked for.
@@ -128,6 +135,10 @@ impl fmt::Display for BuildError {
             BuildError::UnreachableFalsePositiveRate { rate, best, bits } => write!(
                 f,
                 "false-positive rate {rate} is below {best:e}, the best {bits}-bit fingerprints reach at full load"
+            ),
+            BuildError::MissingCapacity => f.write_str(
+                "no capacity given: call .capacity(n) with the number of items the filter must hold \
+                 (or use GrowableCuckooFilter, which grows)",
             ),
             BuildError::CapacityTooLarge { capacity } => {
                 write!(f, "capacity {capacity} needs more than 2^32 buckets")

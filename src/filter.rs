@@ -46,7 +46,10 @@ pub struct CuckooFilter<S = DefaultHashBuilder> {
 
 impl CuckooFilter {
     /// A filter that accepts `capacity` distinct items, with 16-bit
-    /// fingerprints and the default hasher.
+    /// fingerprints and the default hasher, seeded at random for this filter
+    /// (see [`DefaultHashBuilder`]; give a seed with
+    /// [`builder().seed(..)`](Builder::seed) to merge filters or to get the
+    /// same filter on every run).
     ///
     /// # Panics
     ///
@@ -61,6 +64,8 @@ impl CuckooFilter {
     /// assert!(f.capacity() >= 1_000_000);
     /// let empty = CuckooFilter::with_capacity(0);
     /// assert!(empty.is_empty());
+    /// // Each filter has its own seed.
+    /// assert_ne!(f.hasher(), empty.hasher());
     /// ```
     pub fn with_capacity(capacity: usize) -> Self {
         match Self::try_with_capacity(capacity) {
@@ -84,8 +89,8 @@ impl CuckooFilter {
         Self::builder().capacity(capacity).build()
     }
 
-    /// A builder for the options: capacity, false-positive rate, fingerprint
-    /// width, hasher.
+    /// A builder for the options: capacity (required), false-positive rate,
+    /// fingerprint width, seed or hasher.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
@@ -206,16 +211,34 @@ impl<S> CuckooFilter<S> {
         self.len() == 0
     }
 
-    /// The number of slots: an upper bound on [`len`](Self::len). Inserts
-    /// reliably succeed up to 95 % of it.
+    /// The number of distinct items the filter is built to hold: at least the
+    /// capacity it was built with, and what
+    /// [`with_capacity`](CuckooFilter::with_capacity) would ask for to get a
+    /// table of this size. Inserts of that many distinct items succeed (the
+    /// table is sized for a load of 94 %, below the 95 % and more its inserts
+    /// reach); more usually fit too, up to about [`slots`](Self::slots).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(10_000_000);
+    /// assert!(f.capacity() >= 10_000_000 && f.capacity() < 10_001_000);
+    /// assert_eq!(f.slots(), 10_644_824);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.table.capacity()
+    }
+
+    /// The number of slots (four per bucket): an upper bound on
+    /// [`len`](Self::len).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
     /// let f = CuckooFilter::with_capacity(1000);
-    /// assert!(f.capacity() >= 1000 && f.capacity() < 1200);
+    /// assert!(f.slots() > f.capacity() && f.slots() < 1200);
+    /// assert_eq!(f.slots() as u64, 4 * f.bucket_count());
     /// ```
-    pub fn capacity(&self) -> usize {
-        self.table.capacity()
+    pub fn slots(&self) -> usize {
+        self.table.slots()
     }
 
     /// The number of buckets (of four slots each).
@@ -223,18 +246,25 @@ impl<S> CuckooFilter<S> {
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
     /// let f = CuckooFilter::with_capacity(1000);
-    /// assert_eq!(f.capacity() as u64, 4 * f.bucket_count());
+    /// assert_eq!(f.slots() as u64, 4 * f.bucket_count());
     /// ```
     pub fn bucket_count(&self) -> u64 {
         self.table.buckets()
     }
 
-    /// `len / capacity`.
+    /// The fraction of slots in use: `len / slots`. Inserts reliably succeed
+    /// up to 0.95.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
     /// let f = CuckooFilter::with_capacity(1000);
     /// assert_eq!(f.load_factor(), 0.0);
+    /// for i in 0..1000 {
+    ///     f.insert(&i)?;
+    /// }
+    /// // 1000 items in 1128 slots.
+    /// assert!(f.load_factor() > 0.88 && f.load_factor() < 0.89);
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn load_factor(&self) -> f64 {
         self.table.load_factor()
@@ -278,8 +308,9 @@ impl<S> CuckooFilter<S> {
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder};
-    /// let f = CuckooFilter::with_capacity(1);
-    /// assert_eq!(*f.hasher(), DefaultHashBuilder::default());
+    /// let f = CuckooFilter::builder().capacity(1).seed(42).build()?;
+    /// assert_eq!(*f.hasher(), DefaultHashBuilder::with_seed(42));
+    /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
     /// ```
     pub fn hasher(&self) -> &S {
         &self.hasher
@@ -400,6 +431,7 @@ impl<S> fmt::Debug for CuckooFilter<S> {
         f.debug_struct("CuckooFilter")
             .field("len", &self.len())
             .field("capacity", &self.capacity())
+            .field("slots", &self.slots())
             .field("fingerprint_bits", &self.fingerprint_bits().bits())
             .field("load_factor", &self.load_factor())
             .field("memory_usage", &self.memory_usage())

@@ -1,7 +1,9 @@
-//! The default hasher: XXH3, fed little-endian bytes, with a fixed seed.
+//! The default hasher: XXH3, fed little-endian bytes, with a seed that is
+//! random per filter unless given.
 //!
 //! Filters are saved as bytes and loaded on other machines, so the default must
-//! give the same 64 bits for the same item everywhere. `std`'s `DefaultHasher`
+//! give the same 64 bits for the same item and seed everywhere (the seed is
+//! saved with the filter). `std`'s `DefaultHasher`
 //! is randomly seeded and may change between releases; the in-memory hashers of
 //! `foldhash`, `ahash` and `rapidhash` reserve the right to change too. XXH3 is a
 //! frozen specification (since xxHash 0.8), fast on short keys, and passes
@@ -17,24 +19,53 @@
 use std::hash::{BuildHasher, Hasher};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-/// The seed of [`DefaultHashBuilder::default`]: fixed, so that filters built
-/// anywhere agree.
+/// A fixed, public seed, for filters that must be the same on every run: tests,
+/// pinned encodings, examples whose output should not change. Pass it to
+/// [`Builder::seed`](crate::Builder::seed) or
+/// [`DefaultHashBuilder::with_seed`]. Being public, it is no secret: do not
+/// use it for a filter that stores keys others choose (see
+/// [`DefaultHashBuilder`]).
 pub const DEFAULT_SEED: u64 = 0x5851_f42d_4c95_7f2d;
 
 /// Builds [`StableHasher`]s with one seed: the default hasher of
 /// [`CuckooFilter`](crate::CuckooFilter).
 ///
+/// [`new`](Self::new) and [`Default`] draw a random seed, one per call, like
+/// `std`'s `RandomState`; filters get one by default. [`with_seed`](Self::with_seed)
+/// fixes it, for filters that must agree (merging, comparing their bytes) or be
+/// reproducible. The same seed gives the same hash on every platform, and the
+/// byte format records the seed, so a saved filter loads anywhere.
+///
+/// # Keys chosen by others
+///
+/// A filter that stores or looks up keys an adversary chooses (clients of a
+/// server) must keep its seed secret. With the seed, anyone can compute which
+/// bucket pair and fingerprint a key gets, and so (a) aim many keys at one
+/// bucket pair, making their inserts fail with
+/// [`InsertError::Full`](crate::InsertError::Full) long before the filter is
+/// full, or making a growable filter grow for nothing, and (b) forge false
+/// positives: find keys never inserted that `contains` reports present,
+/// for example to get a request past a filter that guards a cache or a block
+/// list. A random seed makes both a matter of luck for someone who cannot see
+/// it. Do not expose it: [`to_bytes`](crate::CuckooFilter::to_bytes) writes it
+/// in the clear. XXH3 is fast, not a cryptographic function; where an attacker
+/// can probe the filter adaptively and many times, a keyed pseudo-random
+/// function such as SipHash (`std`'s `RandomState`, through
+/// [`Builder::hasher`](crate::Builder::hasher)) is the stronger choice.
+///
 /// # Examples
 ///
 /// ```
 /// use std::hash::BuildHasher;
-/// use lockfree_cuckoo_filter::DefaultHashBuilder;
+/// use lockfree_cuckoo_filter::{DefaultHashBuilder, DEFAULT_SEED};
 ///
-/// let a = DefaultHashBuilder::default();
-/// let b = DefaultHashBuilder::with_seed(lockfree_cuckoo_filter::DEFAULT_SEED);
-/// // The same item hashes the same way on every run and every machine.
+/// let a = DefaultHashBuilder::with_seed(DEFAULT_SEED);
+/// let b = DefaultHashBuilder::with_seed(DEFAULT_SEED);
+/// // The same item and seed hash the same way on every run and every machine.
 /// assert_eq!(a.hash_one("apple"), b.hash_one("apple"));
 /// assert_ne!(a.hash_one("apple"), DefaultHashBuilder::with_seed(7).hash_one("apple"));
+/// // Random seeds differ.
+/// assert_ne!(DefaultHashBuilder::new(), DefaultHashBuilder::new());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DefaultHashBuilder {
@@ -42,6 +73,24 @@ pub struct DefaultHashBuilder {
 }
 
 impl DefaultHashBuilder {
+    /// A builder with a seed drawn at random: unpredictable, and different on
+    /// every call (as `std`'s `RandomState::new`).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder};
+    ///
+    /// let f = CuckooFilter::builder()
+    ///     .capacity(100)
+    ///     .hasher(DefaultHashBuilder::new())
+    ///     .build()?;
+    /// f.insert("x")?;
+    /// assert!(f.contains("x"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new() -> Self {
+        Self::with_seed(random_seed())
+    }
+
     /// A builder whose hashers start from `seed`.
     ///
     /// ```
@@ -63,17 +112,34 @@ impl DefaultHashBuilder {
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{DefaultHashBuilder, DEFAULT_SEED};
-    /// assert_eq!(DefaultHashBuilder::default().seed(), DEFAULT_SEED);
+    /// assert_eq!(DefaultHashBuilder::with_seed(DEFAULT_SEED).seed(), DEFAULT_SEED);
     /// ```
     pub const fn seed(&self) -> u64 {
         self.seed
     }
 }
 
+/// A random seed, as [`DefaultHashBuilder::new`].
 impl Default for DefaultHashBuilder {
     fn default() -> Self {
-        Self::with_seed(DEFAULT_SEED)
+        Self::new()
     }
+}
+
+/// 64 bits that no one can predict without the process's `RandomState` keys.
+///
+/// `std`'s `RandomState::new` keys SipHash-1-3 with 128 bits the operating
+/// system's random source gave the thread, incremented on every call, so each
+/// call hashes the counter below under a fresh secret key. The counter makes
+/// the input differ too, across threads and calls. No dependency, no system
+/// call after the first per thread.
+fn random_seed() -> u64 {
+    use std::collections::hash_map::RandomState;
+    // A plain std atomic: a source of distinct values, not part of the
+    // table's protocol (so not one of `crate::sync`'s loom atomics).
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    RandomState::new().hash_one(call)
 }
 
 impl BuildHasher for DefaultHashBuilder {
@@ -177,7 +243,7 @@ mod tests {
     /// Pinned outputs: if these change, every saved filter breaks.
     #[test]
     fn output_is_pinned() {
-        let b = DefaultHashBuilder::default();
+        let b = DefaultHashBuilder::with_seed(DEFAULT_SEED);
         let pinned = [
             b.hash_one(0u64),
             b.hash_one(1u64),
@@ -187,6 +253,15 @@ mod tests {
         assert_eq!(pinned, PINNED);
         assert_eq!(b.hash_one(usize::MAX), b.hash_one(u64::MAX));
         assert_eq!(b.hash_one(-1isize), b.hash_one(u64::MAX));
+    }
+
+    #[test]
+    fn random_seeds_differ() {
+        let seeds: std::collections::HashSet<u64> = (0..1000)
+            .map(|_| DefaultHashBuilder::new().seed())
+            .collect();
+        assert_eq!(seeds.len(), 1000);
+        assert_ne!(DefaultHashBuilder::default(), DefaultHashBuilder::default());
     }
 
     const PINNED: [u64; 4] = [

@@ -15,7 +15,9 @@ impl<S: PartialEq> CuckooFilter<S> {
     /// `==`, so the hasher type must implement [`PartialEq`];
     /// [`DefaultHashBuilder`](crate::DefaultHashBuilder)s are equal when their
     /// seeds are). Otherwise nothing is merged and the error says which
-    /// differs. A filter built on another machine with the same options and
+    /// differs. Filters built without a seed each draw a random one, so build
+    /// filters that will be merged with the same
+    /// [`seed`](crate::Builder::seed). A filter built on another machine with the same options and
     /// loaded with [`from_bytes`](CuckooFilter::from_bytes) merges fine.
     ///
     /// Fingerprints are moved, not items, so merging costs one insert per item
@@ -34,9 +36,10 @@ impl<S: PartialEq> CuckooFilter<S> {
     /// ```
     /// use lockfree_cuckoo_filter::{CuckooFilter, MergeError};
     ///
-    /// // Two shards of a data set, filtered separately ...
-    /// let a = CuckooFilter::with_capacity(1000);
-    /// let b = CuckooFilter::with_capacity(1000);
+    /// // Two shards of a data set, filtered separately, with one seed ...
+    /// let seed = 0x5eed;
+    /// let a = CuckooFilter::builder().capacity(1000).seed(seed).build()?;
+    /// let b = CuckooFilter::builder().capacity(1000).seed(seed).build()?;
     /// for i in 0..400u32 {
     ///     a.insert(&i)?;
     ///     b.insert(&(i + 400))?;

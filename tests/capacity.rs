@@ -3,12 +3,13 @@
 mod common;
 use common::mix;
 use lockfree_cuckoo_filter::test_hooks;
-use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
+use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits, DEFAULT_SEED};
 
 /// Fills a table of `buckets` buckets until the first failure; returns the
 /// load reached and the false-positive rate measured there.
 fn fill(buckets: u64, bits: FingerprintBits) -> (f64, f64, CuckooFilter) {
-    let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+    let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::with_seed(DEFAULT_SEED))
+        .unwrap();
     let mut n = 0u64;
     while f.insert_hash(mix(n)).is_ok() {
         n += 1;
@@ -77,14 +78,22 @@ fn other_widths_fill_and_keep_their_rates() {
 }
 
 #[test]
-fn with_capacity_accepts_n_distinct_items_within_10_percent_of_ideal_memory() {
+fn with_capacity_accepts_its_capacity_in_distinct_items_within_10_percent_of_ideal_memory() {
     for n in [0usize, 1, 2, 3, 10, 100, 1_000, 12_345, 1_000_000] {
+        // A random seed each run: the promise holds for every seed.
         let f = CuckooFilter::with_capacity(n);
-        for i in 0..n as u64 {
-            f.insert(&i)
-                .unwrap_or_else(|e| panic!("with_capacity({n}): item {i}: {e}"));
+        let capacity = f.capacity();
+        assert!(capacity >= n, "with_capacity({n}).capacity() = {capacity}");
+        assert!(capacity < f.slots());
+        for i in 0..capacity as u64 {
+            f.insert(&i).unwrap_or_else(|e| {
+                panic!(
+                    "with_capacity({n}), capacity {capacity}: item {i}: {e} ({:?})",
+                    f.hasher()
+                )
+            });
         }
-        assert_eq!(f.len(), n);
+        assert_eq!(f.len(), capacity);
         if n >= 100_000 {
             let ideal_bytes = n as f64 / 0.95 * 2.0;
             let ratio = f.memory_usage() as f64 / ideal_bytes;
@@ -94,4 +103,20 @@ fn with_capacity_accepts_n_distinct_items_within_10_percent_of_ideal_memory() {
             );
         }
     }
+}
+
+#[test]
+fn capacity_is_in_items_and_slots_are_slots() {
+    let f = CuckooFilter::with_capacity(10_000_000);
+    assert_eq!(f.capacity(), 10_000_005);
+    assert_eq!(f.slots(), 10_644_824);
+    assert_eq!(f.slots() as u64, 4 * f.bucket_count());
+    // A decoded filter, or one of an exact size, has the capacity of its size.
+    let g = test_hooks::with_buckets(
+        f.bucket_count(),
+        FingerprintBits::Bits8,
+        DefaultHashBuilder::with_seed(DEFAULT_SEED),
+    )
+    .unwrap();
+    assert_eq!(g.capacity(), f.capacity());
 }

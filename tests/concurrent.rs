@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 
 use lockfree_cuckoo_filter::test_hooks::{self, TableHooks};
-use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
+use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits, DEFAULT_SEED};
 
 /// Keys of thread `t` (t = 0 are the stable keys, never removed).
 fn key(t: u64, i: u64) -> u64 {
@@ -28,7 +28,8 @@ fn churn(
     readers: u64,
     rounds: usize,
 ) {
-    let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+    let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::with_seed(DEFAULT_SEED))
+        .unwrap();
     let slots = f.capacity() as f64;
     let stable = (slots * base) as u64;
     for i in 0..stable {
@@ -153,7 +154,11 @@ fn tiny_table_heavy_contention() {
 fn shared_duplicates_are_counted_exactly() {
     // Several threads insert and remove copies of the same few items; each
     // thread removes only copies it inserted, so every remove must succeed.
-    let f = CuckooFilter::with_capacity(10_000);
+    let f = CuckooFilter::builder()
+        .capacity(10_000)
+        .seed(DEFAULT_SEED)
+        .build()
+        .unwrap();
     for i in 0..9_000u64 {
         f.insert(&(u64::MAX, i)).unwrap();
     }

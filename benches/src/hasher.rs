@@ -33,5 +33,5 @@ impl Hasher for Xxh3 {
 pub fn same_hash(k: u64) -> bool {
     let mut h = Xxh3::default();
     h.write_u64(k);
-    h.finish() == DefaultHashBuilder::default().hash_one(k)
+    h.finish() == DefaultHashBuilder::with_seed(DEFAULT_SEED).hash_one(k)
 }

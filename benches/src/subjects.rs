@@ -3,7 +3,7 @@
 use std::cell::UnsafeCell;
 use std::sync::{Mutex, RwLock};
 
-use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
+use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits, DEFAULT_SEED};
 
 use crate::hasher::Xxh3;
 use crate::keys::key;
@@ -29,7 +29,13 @@ pub struct Ours(pub CuckooFilter);
 
 impl Ours {
     pub fn new(capacity: usize) -> Self {
-        Self(CuckooFilter::with_capacity(capacity))
+        // The fixed seed: runs place keys alike, and `same_hash` holds.
+        let f = CuckooFilter::builder()
+            .capacity(capacity)
+            .seed(DEFAULT_SEED)
+            .build()
+            .expect("a table of the benchmarked size");
+        Self(f)
     }
 }
 
@@ -48,7 +54,7 @@ impl Subject for Ours {
         self.0.remove(&key)
     }
     fn slots(&self) -> usize {
-        self.0.capacity()
+        self.0.slots()
     }
     fn bytes(&self) -> usize {
         self.0.memory_usage()
@@ -244,7 +250,7 @@ impl Bloom {
     pub fn new(our_slots: usize) -> Self {
         let items = (our_slots as f64 * 0.95) as usize;
         let filter = fastbloom::AtomicBloomFilter::with_false_pos(Self::target_fpr())
-            .hasher(DefaultHashBuilder::default())
+            .hasher(DefaultHashBuilder::with_seed(DEFAULT_SEED))
             .expected_items(items);
         Self {
             filter,
@@ -267,7 +273,7 @@ impl Bloom {
                 .map(|t| {
                     s.spawn(move || {
                         let mut b = fastbloom::BloomFilter::with_num_bits(num_bits)
-                            .hasher(DefaultHashBuilder::default())
+                            .hasher(DefaultHashBuilder::with_seed(DEFAULT_SEED))
                             .hashes(hashes);
                         let (lo, hi) = (n * t / threads, n * (t + 1) / threads);
                         for i in lo..hi {
@@ -287,7 +293,7 @@ impl Bloom {
         }
         drop(parts);
         let filter = fastbloom::AtomicBloomFilter::from_vec(words)
-            .hasher(DefaultHashBuilder::default())
+            .hasher(DefaultHashBuilder::with_seed(DEFAULT_SEED))
             .hashes(hashes);
         Self {
             filter,

@@ -51,7 +51,7 @@ fn full_filter() -> Arc<GrowableCuckooFilter> {
     }
     assert_eq!(f.table_count(), 1);
     assert_eq!(
-        f.capacity(),
+        f.slots(),
         8,
         "the models assume a first table of two buckets"
     );

@@ -165,7 +165,7 @@ impl Chain {
     /// than one crowded bucket pair.
     pub(super) fn should_grow(&self) -> bool {
         let newest = self.newest();
-        newest.buckets() < SMALL_BUCKETS || 2 * newest.len() >= newest.capacity()
+        newest.buckets() < SMALL_BUCKETS || 2 * newest.len() >= newest.slots()
     }
 
     /// This chain plus a new, empty table: twice the buckets, the width the

@@ -396,8 +396,9 @@ impl<S> GrowableCuckooFilter<S> {
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter};
-    /// let f = GrowableCuckooFilter::with_capacity(1);
-    /// assert_eq!(*f.hasher(), DefaultHashBuilder::default());
+    /// let f = GrowableCuckooFilter::builder().seed(42).build()?;
+    /// assert_eq!(*f.hasher(), DefaultHashBuilder::with_seed(42));
+    /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
     /// ```
     pub fn hasher(&self) -> &S {
         &self.hasher
@@ -512,9 +513,29 @@ pub struct GrowableBuilder<S = DefaultHashBuilder> {
     hasher: S,
 }
 
+impl GrowableBuilder {
+    /// Hash with the default hasher started from `seed` instead of a random
+    /// seed, as [`Builder::seed`](crate::Builder::seed): for filters that
+    /// will be merged or whose bytes will be compared, and for reproducible
+    /// runs. Keep the seed of a filter that takes keys from others secret
+    /// (see [`DefaultHashBuilder`]).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let a = GrowableCuckooFilter::builder().seed(9).build()?;
+    /// let b = GrowableCuckooFilter::builder().seed(9).build()?;
+    /// assert_eq!(a.hasher(), b.hasher());
+    /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
+    /// ```
+    pub fn seed(self, seed: u64) -> Self {
+        self.hasher(DefaultHashBuilder::with_seed(seed))
+    }
+}
+
 impl<S> GrowableBuilder<S> {
-    /// Items the first table accepts (default 0: the smallest table). Each
-    /// growth doubles the newest table.
+    /// Items the first table accepts (default 1000). Each growth doubles the
+    /// newest table. A size near the number of items expected saves growths,
+    /// and so bucket reads on every lookup; 0 gives the smallest table.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
@@ -548,7 +569,8 @@ impl<S> GrowableBuilder<S> {
     }
 
     /// The hasher items are hashed with (see
-    /// [`Builder::hasher`](crate::Builder::hasher)).
+    /// [`Builder::hasher`](crate::Builder::hasher); the default is
+    /// [`DefaultHashBuilder`] with a random seed).
     ///
     /// ```
     /// use std::collections::hash_map::RandomState;

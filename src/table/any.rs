@@ -110,14 +110,21 @@ impl AnyTable {
         dispatch!(self, t => t.buckets())
     }
 
-    /// The number of slots.
-    pub(crate) fn capacity(&self) -> usize {
+    /// The number of slots (at most 2^34, which fits the `usize` of any
+    /// target that can allocate such a table).
+    pub(crate) fn slots(&self) -> usize {
         (self.buckets() * u64::from(SLOTS)) as usize
     }
 
-    /// `len / capacity`.
+    /// The number of distinct items a table of this size is built for (see
+    /// [`crate::builder::capacity_for`]).
+    pub(crate) fn capacity(&self) -> usize {
+        crate::builder::capacity_for(self.buckets())
+    }
+
+    /// `len / slots`: the fraction of slots in use.
     pub(crate) fn load_factor(&self) -> f64 {
-        self.len() as f64 / self.capacity() as f64
+        self.len() as f64 / self.slots() as f64
     }
 
     /// The false-positive rate bound at the current load.

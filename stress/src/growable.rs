@@ -25,6 +25,7 @@ pub(crate) fn run(cfg: &Config) -> bool {
     let filter = match GrowableCuckooFilter::builder()
         .initial_capacity(initial)
         .false_positive_rate(1e-3)
+        .seed(cfg.seed)
         .build()
     {
         Ok(f) => f,

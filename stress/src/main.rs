@@ -54,7 +54,8 @@ OPTIONS:
     --load F           fraction of the table's slots kept filled (0 < F < 1)
                        [default: 0.95]
     --mix C/I/R        percentages of contains/insert/remove [default: 80/10/10]
-    --seed N           seed of every random choice [default: 7]
+    --seed N           seed of every random choice, and of the filter's hasher
+                       [default: 7]
     --bits 8|16|32     fingerprint width [default: 16]
     --shared-keys N    keys that several threads insert and remove as
                        duplicates; each is used by at most 8 threads, each
@@ -649,9 +650,11 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         };
     }
+    // Seeded from --seed, so that a run's key placement reproduces too.
     let filter = match CuckooFilter::builder()
         .capacity(cfg.capacity)
         .fingerprint_bits(cfg.bits)
+        .seed(cfg.seed)
         .build()
     {
         Ok(f) => f,
@@ -669,7 +672,7 @@ fn main() -> ExitCode {
 
 /// Runs the stress test; true if no violation was found.
 fn run(cfg: &Config, filter: &CuckooFilter) -> bool {
-    let slots = filter.capacity();
+    let slots = filter.slots();
     // Shared keys may hold up to `sharers` copies each; keep that at most 1/16
     // of the slots, so that on small tables they do not crowd out the keys
     // whose count holds the load.

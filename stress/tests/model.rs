@@ -17,7 +17,7 @@ use common::mix;
 use std::collections::BTreeMap;
 
 use lockfree_cuckoo_filter::test_hooks::{self, TableHooks};
-use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits};
+use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits, DEFAULT_SEED};
 use proptest::prelude::*;
 
 type Key = (u64, u64, u32);
@@ -116,7 +116,8 @@ fn run_with(
     bits: FingerprintBits,
     ops: &[Op],
 ) -> Result<(), TestCaseError> {
-    let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+    let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::with_seed(DEFAULT_SEED))
+        .unwrap();
     let mut model: BTreeMap<Key, usize> = BTreeMap::new();
     let mut len = 0usize;
     for op in ops {
@@ -205,7 +206,7 @@ proptest! {
     /// Duplicates: one item inserted k <= 8 times can be removed k times.
     #[test]
     fn duplicates_insert_and_remove_k_times(k in 1usize..=8, key in any::<u64>(), bits in bits()) {
-        let f = test_hooks::with_buckets(64, bits, DefaultHashBuilder::default()).unwrap();
+        let f = test_hooks::with_buckets(64, bits, DefaultHashBuilder::with_seed(DEFAULT_SEED)).unwrap();
         for _ in 0..k {
             prop_assert!(f.insert(&key).is_ok());
         }
@@ -222,8 +223,12 @@ proptest! {
 /// fingerprint with seven others, some with the opposite first bucket.
 #[test]
 fn colliding_keys_collide() {
-    let f = test_hooks::with_buckets(2, FingerprintBits::Bits16, DefaultHashBuilder::default())
-        .unwrap();
+    let f = test_hooks::with_buckets(
+        2,
+        FingerprintBits::Bits16,
+        DefaultHashBuilder::with_seed(DEFAULT_SEED),
+    )
+    .unwrap();
     let positions: Vec<_> = (0..24).map(|k| f.position(colliding(k))).collect();
     for (k, &(i1, _, fp)) in positions.iter().enumerate() {
         let twins = positions.iter().filter(|&&(_, _, g)| g == fp).count();

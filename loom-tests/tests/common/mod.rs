@@ -9,7 +9,9 @@
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 use lockfree_cuckoo_filter::test_hooks::{self, TableHooks};
-use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, FingerprintBits, InsertError};
+use lockfree_cuckoo_filter::{
+    CuckooFilter, DefaultHashBuilder, FingerprintBits, InsertError, DEFAULT_SEED,
+};
 use loom::sync::Arc;
 use loom::thread::{self, JoinHandle};
 
@@ -79,7 +81,7 @@ pub fn filter(buckets: u64) -> Filter {
     test_hooks::with_buckets(
         buckets,
         FingerprintBits::Bits16,
-        DefaultHashBuilder::default(),
+        DefaultHashBuilder::with_seed(DEFAULT_SEED),
     )
     .expect("tiny table")
 }
