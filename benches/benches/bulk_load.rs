@@ -27,7 +27,7 @@ fn items() -> u64 {
 }
 
 fn fresh_table() -> CuckooFilter {
-    let mut f = CuckooFilter::with_capacity(TABLE_CAPACITY);
+    let f = CuckooFilter::with_capacity(TABLE_CAPACITY);
     f.clear();
     f
 }

@@ -81,6 +81,13 @@ impl AnyTable {
         dispatch!(self, t => t.contains(t.position(hash)))
     }
 
+    /// Inserts the item of a 64-bit hash unless present (see
+    /// [`Table::insert_if_absent`]).
+    #[inline]
+    pub(crate) fn insert_hash_if_absent(&self, hash: u64) -> Result<bool, Full> {
+        dispatch!(self, t => t.insert_if_absent(t.position(hash)))
+    }
+
     /// Removes one copy of the item of a 64-bit hash; true if one was there.
     #[inline(always)]
     pub(crate) fn remove_hash(&self, hash: u64) -> bool {
@@ -138,8 +145,8 @@ impl AnyTable {
         dispatch!(self, t => t.memory_usage())
     }
 
-    /// Empties the table.
-    pub(crate) fn clear(&mut self) {
+    /// Empties the table, while others may use it (see [`Table::clear`]).
+    pub(crate) fn clear(&self) {
         dispatch!(self, t => t.clear())
     }
 }

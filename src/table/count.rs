@@ -55,6 +55,12 @@ impl ItemCount {
         self.shard(key).fetch_add(n as isize, Ordering::Relaxed);
     }
 
+    /// Counts `n` items out at once.
+    #[inline(always)]
+    pub(crate) fn sub(&self, key: u64, n: usize) {
+        self.shard(key).fetch_sub(n as isize, Ordering::Relaxed);
+    }
+
     /// The count. Shards may be negative on their own (a remove counted before
     /// the insert it undoes is seen); the sum is clamped at zero mid-flight.
     pub(crate) fn get(&self) -> usize {
@@ -65,7 +71,7 @@ impl ItemCount {
         sum.max(0) as usize
     }
 
-    /// Sets the count to zero; only under `&mut` access to the table.
+    /// Sets the count to zero; only while the table is not shared.
     pub(crate) fn reset(&self) {
         for s in self.shards.iter() {
             s.store(0, Ordering::Relaxed);

@@ -1,12 +1,66 @@
 //! Inserting: into one of the item's two buckets, or, both being full, along
-//! a cuckoo path that makes room ([`path`]).
+//! a cuckoo path that makes room ([`path`]); and inserting only if absent.
 //!
-//! Here rather than beside the other operations in the table core because it
-//! is the one operation that needs the path search, which itself is built on
-//! the core's single-bucket steps: the core does not depend on the search.
+//! Here rather than beside the other operations in the table core because
+//! these are the operations that need the path search, which itself is built
+//! on the core's single-bucket steps: the core does not depend on the search.
+//!
+//! # Insert if absent
+//!
+//! [`Table::insert_if_absent`] answers `Ok(true)` when it added a copy because
+//! none was present, `Ok(false)` when a copy was present (for this item or a
+//! colliding one) and it added nothing. Without races that is a lookup, then an
+//! insert. Racing calls for one item could both find it absent and both add a
+//! copy; the protocol below turns most of those races into one `true`, and the
+//! rest into extra `true`s, each with its own copy: never a lost item, never
+//! a `true` without a copy.
+//!
+//! 1. A validated lookup ([`Table::contains`]): present → `Ok(false)`.
+//! 2. Put a copy, *uncounted*, unless the bucket already holds one: the CAS
+//!    that puts it expects a word without the fingerprint ([`PutAbsent`]), so
+//!    of two racers aiming at one word only the first puts, and the second,
+//!    failing its CAS, finds the first's copy → `Ok(false)`. First bucket,
+//!    then second, then a cuckoo path (whose final put is a plain one).
+//! 3. Look for a duplicate in one word: if some word of the pair holds two or
+//!    more copies of the fingerprint (in one bucket), take one of them by a
+//!    single CAS *whose expected value holds two or more*, announced on the
+//!    stripe first → `Ok(false)`. Otherwise count the item in → `Ok(true)`.
+//!
+//! Why nothing is lost: copies of one fingerprint in one pair are
+//! interchangeable, and the table's invariant (copies = live items + movers in
+//! flight) holds with each call between steps 2 and 3 counted as one live
+//! item: step 3 either takes one copy and ends it (net zero), or counts it.
+//! So once every call has returned, the pair holds exactly one copy per `true`
+//! (for items only ever inserted this way). And a take in step 3 never removes
+//! the last copy in its word, so from the first put on, the pair is never
+//! without a copy: at least one call answers `true`, and the item is present
+//! after every call, `true` or `false`.
+//!
+//! Extra `true`s: racers whose copies land in different words (one in each
+//! bucket, or in the two words of a 32-bit bucket, or moved apart by a
+//! relocation between step 2 and 3) both answer `true`, and the item then
+//! holds two copies and counts twice; it needs two removes.
+//!
+//! From its put until its answer the call is in its stripe's in-flight count,
+//! so a concurrent `clear` leaves its uncounted copy alone (see
+//! [`super::clear`]).
 
-use super::{path, Full, Position, Table};
-use crate::fingerprint::Width;
+use super::path::{self, RootPut};
+use super::relocation::Snapshot;
+use super::{Full, Locus, Position, Table, FAILURE, SUCCESS};
+use crate::fingerprint::{self as fpr, Width};
+use crate::sync::Ordering;
+
+/// What [`Table::put_absent`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PutAbsent {
+    /// Put a copy into the bucket.
+    Put,
+    /// Found a copy in the bucket; put nothing.
+    Present,
+    /// Found no copy and no empty slot; put nothing.
+    Full,
+}
 
 impl<W: Width> Table<W> {
     /// Puts the fingerprint of `pos` into an empty slot of its first bucket,
@@ -50,6 +104,122 @@ impl<W: Width> Table<W> {
         self.count.add(key, n);
     }
 
+    /// Inserts the item at `pos` unless it is present: `Ok(true)` if a copy was
+    /// added (and counted), `Ok(false)` if a copy was found (nothing added),
+    /// `Err(Full)` if no room could be made (nothing added). See the module
+    /// documentation for the protocol and what races can do.
+    pub(crate) fn insert_if_absent(&self, pos: Position) -> Result<bool, Full> {
+        if self.contains(pos) {
+            return Ok(false);
+        }
+        // From before the put until the answer: see `super::clear`. Dropped
+        // after the count is updated.
+        let _in_flight = self.relocations.stripe(pos.i1, pos.i2).enter();
+        let placed = match self.put_absent(pos.i1, pos.fp) {
+            PutAbsent::Put => true,
+            PutAbsent::Present => return Ok(false),
+            PutAbsent::Full => match self.put_absent(pos.i2, pos.fp) {
+                PutAbsent::Put => true,
+                PutAbsent::Present => return Ok(false),
+                PutAbsent::Full => {
+                    match path::insert_with(self, pos, |root| self.put_root(pos, root)) {
+                        Some(RootPut::Put) => true,
+                        Some(RootPut::Present) => return Ok(false),
+                        Some(RootPut::Full) | None => false,
+                    }
+                }
+            },
+        };
+        if !placed {
+            return Err(Full);
+        }
+        if self.take_duplicate(pos) {
+            return Ok(false);
+        }
+        self.count.increment(pos.i1);
+        Ok(true)
+    }
+
+    /// CASes `fp` into an empty slot of `bucket` unless a word of the bucket
+    /// holds `fp` already. The CAS expects a word without `fp`, so that two
+    /// calls for one word cannot both put. Retries only when the word changed
+    /// under it (another operation's step).
+    fn put_absent(&self, bucket: u64, fp: u32) -> PutAbsent {
+        let Locus { first, mask } = self.locus(bucket);
+        let pattern = fpr::broadcast::<W>(fp);
+        for k in 0..W::WORDS_PER_BUCKET {
+            let cell = self.word(first + k);
+            let mut word = cell.load(Ordering::Acquire);
+            loop {
+                if fpr::zero_lanes::<W>(word ^ pattern) & mask != 0 {
+                    return PutAbsent::Present;
+                }
+                let free = fpr::zero_lanes::<W>(word) & mask;
+                if free == 0 {
+                    break;
+                }
+                let put = fpr::with_lane::<W>(word, fpr::first_lane::<W>(free), fp);
+                match cell.compare_exchange(word, put, SUCCESS, FAILURE) {
+                    Ok(_) => return PutAbsent::Put,
+                    Err(now) => word = now,
+                }
+            }
+        }
+        PutAbsent::Full
+    }
+
+    /// The final put of a cuckoo path for `insert_if_absent`: a racer's path
+    /// search takes long enough for another racer to place the item meanwhile,
+    /// in either bucket. So look at the other bucket first, then put unless
+    /// the root holds the fingerprint. (A racer that places its copy between
+    /// the look and the put still leads to two copies in two words: an extra
+    /// `Ok(true)`, never a lost item.)
+    fn put_root(&self, pos: Position, root: u64) -> RootPut {
+        let other = if root == pos.i1 { pos.i2 } else { pos.i1 };
+        if self.holds(&self.load_bucket(other), other, pos.fp) {
+            return RootPut::Present;
+        }
+        match self.put_absent(root, pos.fp) {
+            PutAbsent::Put => RootPut::Put,
+            PutAbsent::Present => RootPut::Present,
+            PutAbsent::Full => RootPut::Full,
+        }
+    }
+
+    /// Takes one copy of the fingerprint of `pos` out of a word of its pair
+    /// that holds two or more in one bucket, by one CAS whose expected value
+    /// holds two or more (so one stays in the word). The take is announced on
+    /// the pair's stripe before it happens, like every take. False if no word
+    /// of the pair holds two.
+    fn take_duplicate(&self, pos: Position) -> bool {
+        let pattern = fpr::broadcast::<W>(pos.fp);
+        let counter = self.relocations.for_pair(pos.i1, pos.i2);
+        let mut announced = false;
+        for bucket in [pos.i1, pos.i2] {
+            let Locus { first, mask } = self.locus(bucket);
+            for k in 0..W::WORDS_PER_BUCKET {
+                let cell = self.word(first + k);
+                let mut word = cell.load(Ordering::Acquire);
+                loop {
+                    let copies = fpr::zero_lanes::<W>(word ^ pattern) & mask;
+                    if copies.count_ones() < 2 {
+                        break;
+                    }
+                    if !announced {
+                        Snapshot::announce(counter);
+                        announced = true;
+                    }
+                    let taken = fpr::without_lane::<W>(word, fpr::first_lane::<W>(copies));
+                    match cell.compare_exchange(word, taken, SUCCESS, FAILURE) {
+                        Ok(_) => return true,
+                        Err(now) => word = now,
+                    }
+                }
+            }
+        }
+        false
+    }
+
     /// Inserts fingerprint `fp` with `bucket` as its first bucket (merging,
     /// decoding): the same protocol as any insert.
     pub(crate) fn insert_fingerprint(&self, bucket: u64, fp: u32) -> Result<(), Full> {
@@ -58,5 +228,47 @@ impl<W: Width> Table<W> {
             i2: self.alternate(bucket, fp),
             fp,
         })
+    }
+}
+
+#[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
+mod tests {
+    use super::*;
+    use crate::fingerprint::{W16, W8};
+
+    #[test]
+    fn one_thread_adds_once() {
+        let t = Table::<W8>::new(8).unwrap();
+        let pos = t.position(0x0123_4567_89ab_cdef);
+        assert_eq!(t.insert_if_absent(pos), Ok(true));
+        assert_eq!(t.insert_if_absent(pos), Ok(false));
+        t.insert(pos).unwrap();
+        assert_eq!(t.insert_if_absent(pos), Ok(false));
+        assert_eq!(t.len(), 2);
+    }
+
+    /// The schedule of the loom model `clear::if_absent` that loom's search
+    /// does not reach, played step by step: an `insert_if_absent` puts its
+    /// copy, a whole `clear` runs, the item is inserted twice, and only then
+    /// does the first call look for a duplicate. Its copy must have survived
+    /// the clear (the sweep keeps a busy stripe's fingerprints), or its take
+    /// would consume one of the two counted copies.
+    #[test]
+    fn a_clear_between_put_and_decision_keeps_the_uncounted_copy() {
+        let t = Table::<W16>::new(2).unwrap();
+        let pos = t.position(0x5a5a_0000_1234_5678);
+        assert!(!t.contains(pos));
+        let in_flight = t.relocations.stripe(pos.i1, pos.i2).enter();
+        assert_eq!(t.put_absent(pos.i1, pos.fp), PutAbsent::Put);
+        t.clear();
+        t.insert(pos).unwrap();
+        t.insert(pos).unwrap();
+        // The decision: a duplicate in one word, so `Ok(false)`.
+        assert!(t.take_duplicate(pos));
+        drop(in_flight);
+        let mut copies = 0;
+        t.for_each_fingerprint(|_, fp| copies += usize::from(fp == pos.fp));
+        assert_eq!(copies, 2, "the two counted inserts after the clear");
+        assert_eq!(t.len(), 2);
     }
 }

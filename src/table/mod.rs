@@ -25,6 +25,7 @@
 
 mod any;
 mod batch;
+mod clear;
 mod count;
 mod insert;
 mod memory;
@@ -138,16 +139,6 @@ impl<W: Width> Table<W> {
         std::mem::size_of_val(&*self.blocks)
             + self.relocations.memory_usage()
             + self.count.memory_usage()
-    }
-
-    /// Empties the table. `&mut self`: no operation can be in flight.
-    pub(crate) fn clear(&mut self) {
-        for block in self.blocks.iter() {
-            for word in &block.0 {
-                word.store(0, Ordering::Relaxed);
-            }
-        }
-        self.count.reset();
     }
 
     // ----- addressing -------------------------------------------------------
@@ -397,11 +388,24 @@ impl<W: Width> Table<W> {
     /// (a remove or another mover took it), the copy just made is one too many,
     /// and one copy is removed from the pair instead, keeping the invariant.
     /// That take is a remove like any other, announced on the stripe.
+    ///
+    /// From before its copy until it returns, the mover is in its stripe's
+    /// in-flight count ([`relocation::Stripe::enter`]): a concurrent
+    /// [`clear`](Self::clear) then leaves the fingerprints of the stripe alone,
+    /// so that it never takes this mover's extra copy. (If it could, the
+    /// pair would hold fewer copies than live items plus movers, and this
+    /// mover's clear or fallback could take the copy of an item inserted after
+    /// the clear returned: see [`clear`].)
     pub(crate) fn relocate(&self, src: u64, slot: u32, fp: u32, dst: u64) -> bool {
         debug_assert_eq!(self.alternate(src, fp), dst);
         let (cell, lane) = self.slot(src, slot);
         let mut word = cell.load(Ordering::Acquire);
-        if fpr::lane_value::<W>(word, lane) != fp || !self.put(dst, fp) {
+        if fpr::lane_value::<W>(word, lane) != fp {
+            return false;
+        }
+        let stripe = self.relocations.stripe(src, dst);
+        let _in_flight = stripe.enter();
+        if !self.put(dst, fp) {
             return false;
         }
         relocation::publish(self.relocations.for_pair(src, dst));

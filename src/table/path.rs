@@ -61,19 +61,51 @@ pub(crate) struct Path {
 /// path; a path that fails midway (the table changed: another operation made
 /// progress) is searched again without counting as fruitless.
 pub(crate) fn insert<W: Width>(table: &Table<W>, pos: Position) -> bool {
+    let put = |root: u64| {
+        if table.put(root, pos.fp) {
+            RootPut::Put
+        } else {
+            RootPut::Full
+        }
+    };
+    insert_with(table, pos, put) == Some(RootPut::Put)
+}
+
+/// What the final put of a path did (see [`insert_with`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RootPut {
+    /// Put the fingerprint into the root bucket: the insert is done.
+    Put,
+    /// Put nothing, and the insert is done: the fingerprint was found
+    /// (`insert_if_absent`).
+    Present,
+    /// Put nothing: the root bucket filled up again; search again.
+    Full,
+}
+
+/// [`insert`] with the final put of each path done by `put(root)`: `Put` or
+/// `Present` ends the insert with that answer, `Full` (the table changed)
+/// searches again. `None` once `FRUITLESS_SEARCHES` searches in a row found no
+/// path.
+pub(crate) fn insert_with<W: Width>(
+    table: &Table<W>,
+    pos: Position,
+    put: impl Fn(u64) -> RootPut,
+) -> Option<RootPut> {
     let mut fruitless = 0;
     loop {
         match search(table, pos) {
             Some(path) => {
-                if apply(table, &path, pos.fp) {
-                    return true;
+                match apply(table, &path, &put) {
+                    Some(RootPut::Full) | None => {}
+                    done => return done,
                 }
                 fruitless = 0;
             }
             None => {
                 fruitless += 1;
                 if fruitless == FRUITLESS_SEARCHES {
-                    return false;
+                    return None;
                 }
             }
         }
@@ -167,15 +199,19 @@ fn trace(nodes: &[Node], target: usize) -> Path {
     }
 }
 
-/// Applies `path` from its far end, then puts `fp` into the freed root bucket.
-/// False as soon as the table no longer matches; moves already made stay (each
-/// is a valid relocation).
-pub(crate) fn apply<W: Width>(table: &Table<W>, path: &Path, fp: u32) -> bool {
+/// Applies `path` from its far end, then calls `put` on the freed root
+/// bucket. `None` as soon as the table no longer matches the path; moves
+/// already made stay (each is a valid relocation).
+pub(crate) fn apply<W: Width>(
+    table: &Table<W>,
+    path: &Path,
+    put: impl Fn(u64) -> RootPut,
+) -> Option<RootPut> {
     path.steps
         .iter()
         .rev()
         .all(|s| table.relocate(s.src, s.slot, s.fp, s.dst))
-        && table.put(path.root, fp)
+        .then(|| put(path.root))
 }
 
 #[cfg(test)]
@@ -199,7 +235,14 @@ mod tests {
         }
         let path = search(&t, pos).expect("plenty of room one step away");
         assert_eq!(path.steps.len(), 1);
-        assert!(apply(&t, &path, pos.fp));
+        let put = |root| {
+            if t.put(root, pos.fp) {
+                RootPut::Put
+            } else {
+                RootPut::Full
+            }
+        };
+        assert_eq!(apply(&t, &path, put), Some(RootPut::Put));
         let mut seen = Vec::new();
         t.for_each_fingerprint(|b, f| seen.push((b, f)));
         assert_eq!(seen.len(), fps.len() + 1);

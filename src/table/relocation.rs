@@ -19,6 +19,14 @@
 //! Pairs share stripes; a shared stripe only costs a spurious retry. Each stripe
 //! is cache-padded: every lookup reads one, and a mover writing its stripe must
 //! not evict the stripes other cores are reading.
+//!
+//! Each stripe also counts the operations of its pairs that hold a copy nobody
+//! has counted yet ([`Stripe::in_flight`]): a mover between its copy and its
+//! clear, an `insert_if_absent` between its put and its decision. A concurrent
+//! `clear` must not take such a copy (see `Table::clear`); it reads the count
+//! after reading a word, and keeps the word's fingerprints of any stripe that
+//! has one in flight. The count lives in the stripe's cache line, which a mover
+//! writes anyway.
 
 use crate::sync::{AtomicU64, Ordering};
 use crossbeam_utils::CachePadded;
@@ -31,9 +39,22 @@ const MAX_STRIPES: usize = if cfg!(lockfree_cuckoo_filter_loom) {
     256
 };
 
+/// One stripe: the relocation counter of its pairs, and how many operations
+/// on its pairs hold an uncounted copy.
+pub(crate) struct Stripe {
+    /// Bumped by every move (between copy and clear) and every take, before
+    /// the take; see the module documentation.
+    moves: AtomicU64,
+    /// Operations of this stripe's pairs that hold a copy not (yet) accounted
+    /// for by the item count: movers from before their copy until after their
+    /// clear or fallback, and `insert_if_absent` from before its put until its
+    /// decision. Entered and left with [`Stripe::enter`].
+    in_flight: AtomicU64,
+}
+
 /// Relocation counters for the bucket pairs of one table.
 pub(crate) struct RelocationCounters {
-    stripes: Box<[CachePadded<AtomicU64>]>,
+    stripes: Box<[CachePadded<Stripe>]>,
 }
 
 impl RelocationCounters {
@@ -44,7 +65,12 @@ impl RelocationCounters {
         let stripes = wanted.clamp(1, MAX_STRIPES).next_power_of_two();
         Self {
             stripes: (0..stripes)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .map(|_| {
+                    CachePadded::new(Stripe {
+                        moves: AtomicU64::new(0),
+                        in_flight: AtomicU64::new(0),
+                    })
+                })
                 .collect(),
         }
     }
@@ -52,8 +78,22 @@ impl RelocationCounters {
     /// The counter that guards the unordered bucket pair `{a, b}`.
     #[inline(always)]
     pub(crate) fn for_pair(&self, a: u64, b: u64) -> &AtomicU64 {
+        &self.stripe(a, b).moves
+    }
+
+    /// The stripe of the unordered bucket pair `{a, b}`.
+    #[inline(always)]
+    pub(crate) fn stripe(&self, a: u64, b: u64) -> &Stripe {
         let key = a.min(b).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
         &self.stripes[key as usize & (self.stripes.len() - 1)]
+    }
+
+    /// Announces a take on every stripe at once, as [`Snapshot::announce`]
+    /// does on one (AcqRel, for the same reasons): `clear`, before its sweep.
+    pub(crate) fn announce_all(&self) {
+        for stripe in self.stripes.iter() {
+            stripe.moves.fetch_add(1, Ordering::AcqRel);
+        }
     }
 
     /// Bytes held by the counters.
@@ -88,10 +128,11 @@ impl<'a> Snapshot<'a> {
     /// copies of every move announced before. Release, because a lookup whose
     /// snapshot already includes this bump will believe a miss that this
     /// remove's take caused, unless it can see the copy whose insert preceded
-    /// the remove (a colliding insert into the other bucket): reading the bump
-    /// with Acquire makes that insert visible. And the take that follows is a
-    /// Release CAS, so a lookup whose Acquire bucket load sees the take also
-    /// sees this bump when it re-reads the counter.
+    /// the remove (a colliding insert into the other bucket, or an
+    /// `insert_if_absent`'s own put): reading the bump with Acquire makes that
+    /// insert visible. And the take that follows is a Release CAS, so a lookup
+    /// whose Acquire bucket load sees the take also sees this bump when it
+    /// re-reads the counter.
     #[inline(always)]
     pub(crate) fn announce(counter: &'a AtomicU64) -> Self {
         Self {
@@ -114,6 +155,46 @@ impl<'a> Snapshot<'a> {
 #[inline(always)]
 pub(crate) fn publish(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Release);
+}
+
+impl Stripe {
+    /// Enters the stripe's in-flight count, before the operation puts its
+    /// uncounted copy; the count is left when the guard drops, after the
+    /// operation's last access to the table.
+    ///
+    /// Relaxed on entry, because the put that follows is a Release CAS: a
+    /// `clear` whose Acquire load of the word sees the put (or any later value
+    /// of the word: every bucket write is a read-modify-write, so later values
+    /// continue the put's release sequence) synchronizes with it, and so reads
+    /// this entry, or a later value, when it then loads the count. A later
+    /// value still includes the entry until this operation's own exit, which
+    /// comes after it in the count's modification order. Release on exit:
+    /// a `clear` that reads the count after the exit sees the operation's last
+    /// change to the table (its count update included).
+    #[inline(always)]
+    pub(crate) fn enter(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight { stripe: self }
+    }
+
+    /// Whether an operation of this stripe holds an uncounted copy now.
+    /// Acquire: pairs with [`Self::enter`]'s Release.
+    #[inline(always)]
+    pub(crate) fn busy(&self) -> bool {
+        self.in_flight.load(Ordering::Acquire) != 0
+    }
+}
+
+/// An operation in a stripe's in-flight count; leaves it when dropped.
+pub(crate) struct InFlight<'a> {
+    stripe: &'a Stripe,
+}
+
+impl Drop for InFlight<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.stripe.in_flight.fetch_sub(1, Ordering::Release);
+    }
 }
 
 #[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
