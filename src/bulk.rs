@@ -32,11 +32,11 @@ use std::hash::{BuildHasher, Hash};
 
 use rayon::prelude::*;
 
-use crate::error::BulkInsertError;
+use crate::error::{BulkInsertError, InsertError};
 use crate::fingerprint::Width;
 use crate::table::dispatch;
 use crate::table::Table;
-use crate::CuckooFilter;
+use crate::{CuckooFilter, GrowableCuckooFilter};
 
 /// Bits of the bucket-choosing half of the hash that pick the partition:
 /// 2048 partitions, each a 1/2048 of the table (256 KiB of a 512 MiB table).
@@ -225,7 +225,71 @@ impl<S: BuildHasher + Sync> CuckooFilter<S> {
                 _ => false,
             })
             .collect();
-        Err(BulkInsertError { inserted, failed })
+        Err(BulkInsertError {
+            inserted,
+            failed,
+            reason: InsertError::Full,
+        })
+    }
+}
+
+impl<S: BuildHasher + Sync> GrowableCuckooFilter<S> {
+    /// Inserts every item, in parallel on the current rayon thread pool,
+    /// growing the filter as needed. `Ok(n)` when all `n` items went in. If
+    /// the filter cannot grow (see [`InsertError`]), the items that fit are
+    /// inserted and stay, and the error gives back the others with the number
+    /// inserted and the first reason met ([`BulkInsertError::reason`]).
+    ///
+    /// Each item is one [`insert`](GrowableCuckooFilter::insert), run on
+    /// rayon's threads (the table-order loading of
+    /// [`CuckooFilter::par_insert_all`] needs a table that does not change
+    /// under it, and this one grows). Start from a capacity near the item
+    /// count to save growths. Other threads may use the filter meanwhile.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    ///
+    /// let f = GrowableCuckooFilter::with_capacity(1000);
+    /// assert_eq!(f.par_insert_all(0..100_000u64), Ok(100_000));
+    /// assert_eq!(f.len(), 100_000);
+    /// assert!(f.contains(&99_999u64));
+    /// ```
+    pub fn par_insert_all<T, I>(&self, items: I) -> Result<usize, BulkInsertError<T>>
+    where
+        T: Hash + Send,
+        I: IntoParallelIterator<Item = T>,
+    {
+        type Part<T> = (usize, Vec<T>, Option<InsertError>);
+        let (inserted, failed, reason) = items
+            .into_par_iter()
+            .fold(
+                || (0, Vec::new(), None),
+                |(n, mut failed, reason): Part<T>, item| match self.insert(&item) {
+                    Ok(()) => (n + 1, failed, reason),
+                    Err(e) => {
+                        failed.push(item);
+                        (n, failed, reason.or(Some(e)))
+                    }
+                },
+            )
+            .reduce(
+                || (0, Vec::new(), None),
+                |(n, mut a, ra): Part<T>, (m, mut b, rb)| {
+                    if a.len() < b.len() {
+                        std::mem::swap(&mut a, &mut b);
+                    }
+                    a.append(&mut b);
+                    (n + m, a, ra.or(rb))
+                },
+            );
+        match reason {
+            None => Ok(inserted),
+            Some(reason) => Err(BulkInsertError {
+                inserted,
+                failed,
+                reason,
+            }),
+        }
     }
 }
 
@@ -243,7 +307,7 @@ impl<S: BuildHasher + Sync> CuckooFilter<S> {
 /// still consistent after the panic (the items that went in are in, nothing
 /// was evicted). To handle a full filter, use
 /// [`par_insert_all`](CuckooFilter::par_insert_all), which gives back the items
-/// that did not fit, or a [`GrowableCuckooFilter`](crate::GrowableCuckooFilter).
+/// that did not fit, or a [`GrowableCuckooFilter`].
 ///
 /// ```
 /// use rayon::prelude::*;
@@ -410,6 +474,22 @@ mod tests {
         assert!(f.len() >= 950);
         let present = (0..5000u64).filter(|i| f.contains(i)).count();
         assert!(present >= f.len());
+    }
+
+    #[test]
+    fn growable_bulk_load_grows_and_gives_back_what_cannot_go_in() {
+        let f = GrowableCuckooFilter::with_capacity(100);
+        assert_eq!(f.par_insert_all((0..50_000u64).into_par_iter()), Ok(50_000));
+        assert_eq!(f.len(), 50_000);
+        assert!(f.table_count() > 1);
+        assert!((0..50_000u64).all(|i| f.contains(&i)));
+        // Copies of one item beyond what its buckets hold in a large table.
+        let g = GrowableCuckooFilter::with_capacity(100_000);
+        let err = g.par_insert_all(vec![7u32; 20]).unwrap_err();
+        assert_eq!(err.reason(), InsertError::TooManyCopies);
+        assert_eq!(err.inserted(), 8);
+        assert_eq!(err.failed(), &[7u32; 12][..]);
+        assert_eq!(g.len(), 8);
     }
 
     #[test]

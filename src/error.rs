@@ -6,7 +6,7 @@ use crate::fingerprint::FingerprintBits;
 
 /// The allocator could not provide a table's memory: the error every
 /// `AllocationFailed` variant carries ([`BuildError`], [`DecodeError`],
-/// [`GrowError`]).
+/// [`InsertError`]).
 ///
 /// ```
 /// use lockfree_cuckoo_filter::{AllocError, BuildError};
@@ -36,10 +36,15 @@ impl fmt::Display for AllocError {
 
 impl std::error::Error for AllocError {}
 
-/// Why [`insert`](crate::CuckooFilter::insert) did not insert.
+/// Why an insert did not insert: the error of every insert of
+/// [`CuckooFilter`](crate::CuckooFilter) and of
+/// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter) (`insert`,
+/// `insert_if_absent` and their `_hash` forms).
 ///
 /// A failed insert changes nothing: no item already in the filter is evicted or
-/// lost.
+/// lost. A [`CuckooFilter`](crate::CuckooFilter) fails only with
+/// [`Full`](Self::Full); a growable filter never with `Full` (it grows
+/// instead), only with the reasons it cannot grow.
 ///
 /// ```
 /// use lockfree_cuckoo_filter::{CuckooFilter, InsertError};
@@ -56,19 +61,61 @@ impl std::error::Error for AllocError {}
 /// assert_eq!(f.len() as u64, i);
 /// assert!((0..i).all(|j| f.contains(&j)));
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum InsertError {
     /// No empty slot was reachable from the item's two buckets by a path of
     /// relocations: the table is (practically) full. Grow it, or remove items.
+    /// Only a [`CuckooFilter`](crate::CuckooFilter) says this.
     Full,
+    /// Growable filters: the item's two buckets are full in every table while
+    /// the newest table is less than half full: the same item (or items with
+    /// the same hash) was inserted too many times. Each table holds at most 8
+    /// copies of one item; growing for lack of room in one bucket pair would
+    /// double the memory of a mostly empty filter, so the filter does not.
+    TooManyCopies,
+    /// Growable filters: another table would take the sum of the tables'
+    /// false-positive bounds over the rate the filter was built for: even
+    /// 32-bit fingerprints are too short for the budget left. Build with a
+    /// higher rate or a larger initial capacity (fewer tables).
+    RateExhausted {
+        /// The false-positive rate the filter was built for.
+        rate: f64,
+        /// The tables in the chain.
+        tables: usize,
+    },
+    /// Growable filters: the newest table already has the largest bucket
+    /// count a table can address (2^32, about 16·10^9 items).
+    CapacityExhausted,
+    /// Growable filters: the allocator could not provide the next table's
+    /// memory.
+    AllocationFailed(AllocError),
+}
+
+impl From<AllocError> for InsertError {
+    fn from(e: AllocError) -> Self {
+        InsertError::AllocationFailed(e)
+    }
 }
 
 impl fmt::Display for InsertError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        match *self {
             InsertError::Full => {
                 f.write_str("cuckoo filter is full: no relocation path to an empty slot")
+            }
+            InsertError::TooManyCopies => f.write_str(
+                "the item's buckets are full of copies in every table and the newest table is less than half full",
+            ),
+            InsertError::RateExhausted { rate, tables } => write!(
+                f,
+                "a table after the {tables} in the chain would take the false-positive bound over {rate}"
+            ),
+            InsertError::CapacityExhausted => {
+                f.write_str("the newest table already has 2^32 buckets, the most a table can address")
+            }
+            InsertError::AllocationFailed(AllocError { bytes }) => {
+                write!(f, "could not allocate {bytes} bytes for the next table")
             }
         }
     }
@@ -329,7 +376,9 @@ impl From<AllocError> for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-/// Why [`merge`](crate::CuckooFilter::merge) did not merge every item.
+/// Why `merge` (of [`CuckooFilter`](crate::CuckooFilter::merge) or
+/// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter::merge)) did not merge
+/// every item.
 ///
 /// ```
 /// use lockfree_cuckoo_filter::{CuckooFilter, MergeError};
@@ -337,8 +386,13 @@ impl std::error::Error for DecodeError {}
 /// let small = CuckooFilter::with_capacity(10);
 /// let large = CuckooFilter::with_capacity(1000);
 /// assert!(matches!(small.merge(&large), Err(MergeError::BucketCountMismatch { .. })));
+/// // Each filter has its own random seed unless given one.
+/// let other = CuckooFilter::with_capacity(10);
+/// let err = small.merge(&other).unwrap_err();
+/// assert_eq!(err, MergeError::HasherMismatch);
+/// assert!(err.to_string().contains("builder().seed(..)"));
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum MergeError {
     /// The filters have different fingerprint widths. Nothing was merged.
@@ -357,12 +411,19 @@ pub enum MergeError {
         theirs: u64,
     },
     /// The filters' hashers differ (`!=`), so the same item has different
-    /// fingerprints in them. Nothing was merged.
+    /// fingerprints in them. Nothing was merged. Two filters built with the
+    /// default hasher differ unless both were given the same seed
+    /// ([`Builder::seed`](crate::Builder::seed)): each draws a random one.
     HasherMismatch,
-    /// The filter merged into ran out of room. The first `merged` of the
-    /// `total` fingerprints were inserted; the one after them did not fit and
-    /// changed nothing, and the rest were not tried. Every item the filter
-    /// held before is still there.
+    /// A growable filter merged into had to grow to as many tables as the
+    /// other, and could not (the reason is given). Nothing was merged.
+    CannotGrow(InsertError),
+    /// The filter merged into ran out of room (for a growable filter: in the
+    /// table that must take the fingerprints of the other's table of the same
+    /// place in the chain). The first `merged` of the `total` fingerprints
+    /// were inserted; the one after them did not fit and changed nothing, and
+    /// the rest were not tried. Every item the filter held before is still
+    /// there.
     Full {
         /// Fingerprints inserted.
         merged: usize,
@@ -384,9 +445,12 @@ impl fmt::Display for MergeError {
                 f,
                 "cannot merge a filter of {theirs} buckets into one of {ours} buckets"
             ),
-            MergeError::HasherMismatch => {
-                f.write_str("cannot merge filters built with different hashers")
-            }
+            MergeError::HasherMismatch => f.write_str(
+                "cannot merge filters built with different hashers or seeds \
+                 (filters get a random seed each by default): build both with the same seed, \
+                 builder().seed(..)",
+            ),
+            MergeError::CannotGrow(e) => write!(f, "cannot grow to merge: {e}"),
             MergeError::Full { merged, total } => write!(
                 f,
                 "cuckoo filter is full: merged {merged} of {total} fingerprints"
@@ -397,92 +461,28 @@ impl fmt::Display for MergeError {
 
 impl std::error::Error for MergeError {}
 
-/// Why [`GrowableCuckooFilter::insert`](crate::GrowableCuckooFilter::insert)
-/// did not insert. Lack of room is never the reason: a full table makes the
-/// filter grow. A failed insert changes nothing.
+/// The items that `par_insert_all` (of
+/// [`CuckooFilter`](crate::CuckooFilter::par_insert_all) or
+/// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter::par_insert_all))
+/// could not insert, given back, the number it did insert, and why
+/// ([`reason`](Self::reason)). Nothing is lost: every item was either inserted
+/// or is in [`failed`](Self::failed).
 ///
 /// ```
-/// use lockfree_cuckoo_filter::{GrowError, GrowableCuckooFilter};
-///
-/// let f = GrowableCuckooFilter::with_capacity(100_000);
-/// // A table holds at most 8 copies of one item (its two buckets of four);
-/// // more copies do not make a large, mostly empty filter double its memory.
-/// let err = (0..9).map(|_| f.insert("same")).find_map(Result::err).unwrap();
-/// assert_eq!(err, GrowError::TooManyCopies);
-/// assert_eq!(f.len(), 8);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum GrowError {
-    /// The item's two buckets are full in every table while the newest table
-    /// is less than half full: the same item (or items with the same hash) was
-    /// inserted too many times. Each table holds at most 8 copies of one item;
-    /// growing for lack of room in one bucket pair would double the memory of
-    /// a mostly empty filter, so the filter does not.
-    TooManyCopies,
-    /// Another table would take the sum of the tables' false-positive bounds
-    /// over the rate the filter was built for: even 32-bit fingerprints are too
-    /// short for the budget left. Build with a higher rate or a larger initial
-    /// capacity (fewer tables).
-    RateExhausted {
-        /// The false-positive rate the filter was built for.
-        rate: f64,
-        /// The tables in the chain.
-        tables: usize,
-    },
-    /// The newest table already has the largest bucket count a table can
-    /// address (2^32, about 16·10^9 items).
-    CapacityExhausted,
-    /// The allocator could not provide the next table's memory.
-    AllocationFailed(AllocError),
-}
-
-impl From<AllocError> for GrowError {
-    fn from(e: AllocError) -> Self {
-        GrowError::AllocationFailed(e)
-    }
-}
-
-impl fmt::Display for GrowError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            GrowError::TooManyCopies => f.write_str(
-                "the item's buckets are full of copies in every table and the newest table is less than half full",
-            ),
-            GrowError::RateExhausted { rate, tables } => write!(
-                f,
-                "a table after the {tables} in the chain would take the false-positive bound over {rate}"
-            ),
-            GrowError::CapacityExhausted => {
-                f.write_str("the newest table already has 2^32 buckets, the most a table can address")
-            }
-            GrowError::AllocationFailed(AllocError { bytes }) => {
-                write!(f, "could not allocate {bytes} bytes for the next table")
-            }
-        }
-    }
-}
-
-impl std::error::Error for GrowError {}
-
-/// The items that [`par_insert_all`](crate::CuckooFilter::par_insert_all) could
-/// not insert because the filter was full, given back, and the number it did
-/// insert. Nothing is lost: every item was either inserted or is in
-/// [`failed`](Self::failed).
-///
-/// ```
-/// use lockfree_cuckoo_filter::CuckooFilter;
+/// use lockfree_cuckoo_filter::{CuckooFilter, InsertError};
 ///
 /// let f = CuckooFilter::with_capacity(1000);
 /// let err = f.par_insert_all(0..5000u64).unwrap_err();
 /// assert_eq!(err.inserted() + err.failed().len(), 5000);
 /// assert_eq!(f.len(), err.inserted());
+/// assert_eq!(err.reason(), InsertError::Full);
 /// assert!(err.failed().iter().all(|i| (0..5000).contains(i)));
 /// ```
 #[cfg(feature = "rayon")]
 pub struct BulkInsertError<T> {
     pub(crate) inserted: usize,
     pub(crate) failed: Vec<T>,
+    pub(crate) reason: InsertError,
 }
 
 #[cfg(feature = "rayon")]
@@ -525,6 +525,19 @@ impl<T> BulkInsertError<T> {
     pub fn into_failed(self) -> Vec<T> {
         self.failed
     }
+
+    /// Why the items in [`failed`](Self::failed) were not inserted: for a
+    /// [`CuckooFilter`](crate::CuckooFilter), [`InsertError::Full`]; for a
+    /// growable filter, the first reason it could not grow.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, InsertError};
+    /// let f = CuckooFilter::with_capacity(10);
+    /// assert_eq!(f.par_insert_all(0..100u32).unwrap_err().reason(), InsertError::Full);
+    /// ```
+    pub fn reason(&self) -> InsertError {
+        self.reason
+    }
 }
 
 /// Shows the counts, not the items, so that it needs no `T: Debug` (like
@@ -535,6 +548,7 @@ impl<T> fmt::Debug for BulkInsertError<T> {
         f.debug_struct("BulkInsertError")
             .field("inserted", &self.inserted)
             .field("failed", &self.failed.len())
+            .field("reason", &self.reason)
             .finish()
     }
 }
@@ -544,7 +558,8 @@ impl<T> fmt::Display for BulkInsertError<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "cuckoo filter is full: {} items inserted, {} did not fit",
+            "{}: {} items inserted, {} were not",
+            self.reason,
             self.inserted,
             self.failed.len()
         )
@@ -554,7 +569,8 @@ impl<T> fmt::Display for BulkInsertError<T> {
 #[cfg(feature = "rayon")]
 impl<T> std::error::Error for BulkInsertError<T> {}
 
-/// Equal when the counts and the failed items (in order) are equal.
+/// Equal when the counts, the failed items (in order) and the reasons are
+/// equal.
 ///
 /// ```
 /// use lockfree_cuckoo_filter::CuckooFilter;
@@ -564,6 +580,8 @@ impl<T> std::error::Error for BulkInsertError<T> {}
 #[cfg(feature = "rayon")]
 impl<T: PartialEq> PartialEq for BulkInsertError<T> {
     fn eq(&self, other: &Self) -> bool {
-        self.inserted == other.inserted && self.failed == other.failed
+        self.inserted == other.inserted
+            && self.failed == other.failed
+            && self.reason == other.reason
     }
 }

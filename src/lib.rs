@@ -97,7 +97,7 @@ pub mod implementation {}
 pub use builder::Builder;
 #[cfg(feature = "rayon")]
 pub use error::BulkInsertError;
-pub use error::{AllocError, BuildError, DecodeError, GrowError, InsertError, MergeError};
+pub use error::{AllocError, BuildError, DecodeError, InsertError, MergeError};
 pub use filter::CuckooFilter;
 pub use fingerprint::FingerprintBits;
 pub use format::HasherIdentity;

@@ -1,8 +1,10 @@
-//! Merging one filter into another: the fingerprints of both, in one table.
+//! Merging one filter into another: the fingerprints of both, in one table
+//! (or, for growable filters, in each pair of tables at the same place in
+//! their chains).
 
 use crate::error::MergeError;
-use crate::table::dispatch;
-use crate::CuckooFilter;
+use crate::table::{dispatch, AnyTable};
+use crate::{CuckooFilter, GrowableCuckooFilter};
 
 impl<S: PartialEq> CuckooFilter<S> {
     /// Inserts every item of `other` into `self`: afterwards `self` contains
@@ -62,28 +64,142 @@ impl<S: PartialEq> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn merge(&self, other: &CuckooFilter<S>) -> Result<(), MergeError> {
-        let (ours, theirs) = (self.fingerprint_bits(), other.fingerprint_bits());
-        if ours != theirs {
-            return Err(MergeError::FingerprintBitsMismatch { ours, theirs });
-        }
-        let (ours, theirs) = (self.bucket_count(), other.bucket_count());
-        if ours != theirs {
-            return Err(MergeError::BucketCountMismatch { ours, theirs });
-        }
+        same_shape(&self.table, &other.table)?;
         if self.hasher != other.hasher {
             return Err(MergeError::HasherMismatch);
         }
-        // Bucket indices are below 2^32: (bucket, fingerprint) fits in 8 bytes.
-        let mut snapshot: Vec<(u32, u32)> = Vec::with_capacity(other.len().min(other.capacity()));
-        dispatch!(&other.table, t => t.for_each_fingerprint(|bucket, fp| snapshot.push((bucket as u32, fp))));
-        let total = snapshot.len();
-        dispatch!(&self.table, t => {
-            for (merged, &(bucket, fp)) in snapshot.iter().enumerate() {
-                if t.insert_fingerprint(u64::from(bucket), fp).is_err() {
-                    return Err(MergeError::Full { merged, total });
-                }
+        let fps = fingerprints(&other.table);
+        merge_table(&self.table, &fps, 0, fps.len()).map(|_| ())
+    }
+}
+
+/// Fails unless `ours` and `theirs` place an item the same way (the hashers
+/// are compared by the caller).
+fn same_shape(ours: &AnyTable, theirs: &AnyTable) -> Result<(), MergeError> {
+    let (o, t) = (ours.bits(), theirs.bits());
+    if o != t {
+        return Err(MergeError::FingerprintBitsMismatch { ours: o, theirs: t });
+    }
+    let (o, t) = (ours.buckets(), theirs.buckets());
+    if o != t {
+        return Err(MergeError::BucketCountMismatch { ours: o, theirs: t });
+    }
+    Ok(())
+}
+
+/// The fingerprints of `table` as `(bucket, fingerprint)`, copied out first
+/// (so that merging a table into itself terminates). Bucket indices are below
+/// 2^32: a pair fits in 8 bytes.
+fn fingerprints(table: &AnyTable) -> Vec<(u32, u32)> {
+    let mut all = Vec::with_capacity(table.len().min(table.slots()));
+    dispatch!(table, t => t.for_each_fingerprint(|bucket, fp| all.push((bucket as u32, fp))));
+    all
+}
+
+/// Inserts `fps` into `table`; returns `merged + fps.len()`, or
+/// [`MergeError::Full`] counting from `merged` of `total`.
+fn merge_table(
+    table: &AnyTable,
+    fps: &[(u32, u32)],
+    merged: usize,
+    total: usize,
+) -> Result<usize, MergeError> {
+    dispatch!(table, t => {
+        for (k, &(bucket, fp)) in fps.iter().enumerate() {
+            if t.insert_fingerprint(u64::from(bucket), fp).is_err() {
+                return Err(MergeError::Full { merged: merged + k, total });
             }
-        });
-        Ok(())
+        }
+    });
+    Ok(merged + fps.len())
+}
+
+impl<S: PartialEq> GrowableCuckooFilter<S> {
+    /// Inserts every item of `other` into `self`, as
+    /// [`CuckooFilter::merge`] does: afterwards `self` contains every item
+    /// either filter contained, and its [`len`](Self::len) is the sum of both.
+    ///
+    /// Fingerprints move table by table: the k-th table of `other` into the
+    /// k-th table of `self`, which must have the same fingerprint width and
+    /// bucket count. Two filters built with the same initial capacity, rate
+    /// and seed ([`GrowableBuilder::seed`](crate::GrowableBuilder::seed)) have
+    /// chains of the same shapes however far each grew; `self` grows first if
+    /// `other` has more tables ([`MergeError::CannotGrow`] if it cannot).
+    ///
+    /// **A fingerprint cannot move to another table** (the filter keeps no
+    /// items, and a larger table places an item by hash bits the fingerprint
+    /// does not keep), so the k-th table of `self` must have room for the k-th
+    /// table of `other`, or the merge ends with [`MergeError::Full`] (every
+    /// item `self` held is still there). A table that made its filter grow is
+    /// nearly full: merging two filters that have both grown past a table
+    /// usually fails. Merge growable filters that are still in their first
+    /// table (an initial capacity for both parts together), or merge into an
+    /// empty filter; to combine filters that have grown, insert the items
+    /// again, or use [`CuckooFilter`]s sized for the union.
+    ///
+    /// What `other` must not be doing meanwhile, and what `self` may, is as
+    /// for [`CuckooFilter::merge`].
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{GrowableCuckooFilter, MergeError};
+    ///
+    /// let build = || {
+    ///     GrowableCuckooFilter::builder().initial_capacity(10_000).seed(5).build()
+    /// };
+    /// let (a, b) = (build()?, build()?);
+    /// for i in 0..4000u32 {
+    ///     a.insert(&i)?;
+    ///     b.insert(&(i + 4000))?;
+    /// }
+    /// a.merge(&b)?;
+    /// assert_eq!(a.len(), 8000);
+    /// assert!((0..8000u32).all(|i| a.contains(&i)));
+    ///
+    /// // Into an empty filter, which grows to the other's chain.
+    /// for i in 8000..30_000u32 {
+    ///     a.insert(&i)?;
+    /// }
+    /// let all = build()?;
+    /// all.merge(&a)?;
+    /// assert_eq!(all.table_count(), a.table_count());
+    /// assert!((0..30_000u32).all(|i| all.contains(&i)));
+    ///
+    /// // Both grown past their first table, which is nearly full in each.
+    /// match all.merge(&a) {
+    ///     Err(MergeError::Full { merged, total }) => {
+    ///         assert_eq!(total, 30_000);
+    ///         assert_eq!(all.len(), 30_000 + merged);
+    ///     }
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// assert!((0..30_000u32).all(|i| all.contains(&i)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn merge(&self, other: &GrowableCuckooFilter<S>) -> Result<(), MergeError> {
+        if self.hasher() != other.hasher() {
+            return Err(MergeError::HasherMismatch);
+        }
+        // Copy out first (`a.merge(&a)` terminates), and check the shapes of
+        // the tables both have before growing anything.
+        let theirs: Vec<Vec<(u32, u32)>> = other.with_tables(|tables| {
+            self.with_tables(|ours| {
+                ours.iter()
+                    .zip(tables)
+                    .try_for_each(|(o, t)| same_shape(o, t))
+            })?;
+            Ok(tables.iter().map(|t| fingerprints(t)).collect())
+        })?;
+        self.grow_to(theirs.len()).map_err(MergeError::CannotGrow)?;
+        let total = theirs.iter().map(Vec::len).sum();
+        other.with_tables(|tables| {
+            self.with_tables(|ours| {
+                let mut merged = 0;
+                for (k, fps) in theirs.iter().enumerate() {
+                    same_shape(&ours[k], &tables[k])?;
+                    merged = merge_table(&ours[k], fps, merged, total)?;
+                }
+                Ok(())
+            })
+        })
     }
 }

@@ -17,11 +17,11 @@
 //! three widths, a table usually takes far less than its half and the rest stays
 //! available, so widths rise only when needed (rate 10^-3: seven 16-bit tables,
 //! then 32-bit ones). When even 32-bit fingerprints exceed the half that is
-//! left, the chain cannot grow: [`GrowError::RateExhausted`]. Bucket counts
+//! left, the chain cannot grow: [`InsertError::RateExhausted`]. Bucket counts
 //! double, so the chain also ends at 2^32 buckets (at most 33 tables; a lookup
 //! reads two buckets per table).
 
-use crate::error::{BuildError, GrowError};
+use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
 use crate::sync::epoch::Arc;
 use crate::table::{AnyTable, MAX_BUCKETS};
@@ -170,13 +170,13 @@ impl Chain {
 
     /// This chain plus a new, empty table: twice the buckets, the width the
     /// budget allows.
-    pub(super) fn grown(&self, rate: f64) -> Result<Chain, GrowError> {
+    pub(super) fn grown(&self, rate: f64) -> Result<Chain, InsertError> {
         let buckets = self.newest().buckets();
         if buckets >= MAX_BUCKETS {
-            return Err(GrowError::CapacityExhausted);
+            return Err(InsertError::CapacityExhausted);
         }
         let buckets = (2 * buckets).min(MAX_BUCKETS);
-        let bits = width_for(rate, self.spent).ok_or(GrowError::RateExhausted {
+        let bits = width_for(rate, self.spent).ok_or(InsertError::RateExhausted {
             rate,
             tables: self.tables.len(),
         })?;

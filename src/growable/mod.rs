@@ -42,11 +42,11 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
 use crate::builder::buckets_for;
-use crate::error::{BuildError, GrowError};
+use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
 use crate::sync::epoch::{self, Arc, Current, Guard, Published};
-use crate::table::AnyTable;
+use crate::table::{AnyTable, Full, GROUP};
 #[cfg(doc)]
 use crate::CuckooFilter; // only linked to from the docs
 use chain::Chain;
@@ -57,6 +57,12 @@ use chain::{width_for, BOUND_LOAD};
 /// The default false-positive rate of a growable filter (16-bit fingerprints
 /// in the first tables).
 const DEFAULT_RATE: f64 = 1e-3;
+
+/// The default capacity of the first table, in items: small enough to cost
+/// little (about 2 KiB), large enough that a filter that ends up with a
+/// million items gets there in about ten growths rather than twenty (each
+/// table costs every lookup two more bucket reads).
+const DEFAULT_INITIAL_CAPACITY: usize = 1000;
 
 /// A concurrent, lock-free cuckoo filter that grows: `insert` never fails for
 /// lack of room. When the newest table is full, the filter adds a table twice
@@ -108,7 +114,9 @@ pub struct GrowableCuckooFilter<S = DefaultHashBuilder> {
 
 impl GrowableCuckooFilter {
     /// A filter whose first table holds `initial` items, with a false-positive
-    /// rate of at most 10^-3 however large it grows, and the default hasher.
+    /// rate of at most 10^-3 however large it grows, and the default hasher
+    /// with a seed drawn at random for this filter (see
+    /// [`GrowableBuilder::seed`]).
     ///
     /// # Panics
     ///
@@ -123,7 +131,7 @@ impl GrowableCuckooFilter {
     ///     f.insert(&i)?;
     /// }
     /// assert!(f.capacity() >= 1000 && f.len() == 1000);
-    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn with_capacity(initial: usize) -> Self {
         match Self::builder().initial_capacity(initial).build() {
@@ -146,9 +154,9 @@ impl GrowableCuckooFilter {
     /// ```
     pub fn builder() -> GrowableBuilder {
         GrowableBuilder {
-            initial_capacity: 0,
+            initial_capacity: DEFAULT_INITIAL_CAPACITY,
             rate: DEFAULT_RATE,
-            hasher: DefaultHashBuilder::default(),
+            hasher: DefaultHashBuilder::new(),
         }
     }
 }
@@ -168,7 +176,8 @@ impl<S> GrowableCuckooFilter<S> {
 
     /// Inserts an item given by its 64-bit hash (see
     /// [`CuckooFilter::insert_hash`]), growing the filter if the newest table
-    /// is full. On `Err` nothing changed.
+    /// is full. On `Err` nothing changed; the error is never
+    /// [`InsertError::Full`], only a reason the filter cannot grow.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
@@ -177,34 +186,67 @@ impl<S> GrowableCuckooFilter<S> {
     ///     f.insert_hash(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))?;
     /// }
     /// assert_eq!(f.len(), 100);
-    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
-    pub fn insert_hash(&self, hash: u64) -> Result<(), GrowError> {
+    pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
         let guard = epoch::pin();
-        let mut chain = self.chain(&guard);
+        let chain = self.chain(&guard);
+        self.insert_into(chain, &guard, |t| t.insert_hash(hash).map(|()| true))
+            .map(|_| ())
+    }
+
+    /// Inserts an item given by its 64-bit hash unless it is present (see
+    /// [`insert_if_absent`](Self::insert_if_absent)).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// assert_eq!(f.insert_hash_if_absent(0x1234_5678_9abc_def0), Ok(true));
+    /// assert_eq!(f.insert_hash_if_absent(0x1234_5678_9abc_def0), Ok(false));
+    /// ```
+    pub fn insert_hash_if_absent(&self, hash: u64) -> Result<bool, InsertError> {
+        let guard = epoch::pin();
+        let chain = self.chain(&guard);
+        // The newest table looks for itself (validated, in its own protocol),
+        // as does every table the loop below tries. An item whose insert
+        // returned before this call began is in a table of `chain` (see the
+        // module documentation: a later load sees a chain at least as new), so
+        // every such item is looked for. Tables of later chains that the loop
+        // skips hold only items inserted during this call: racers.
+        if chain.older().iter().any(|t| t.contains_hash(hash)) {
+            return Ok(false);
+        }
+        self.insert_into(chain, &guard, |t| t.insert_hash_if_absent(hash))
+    }
+
+    /// The growth loop of every insert: `insert(table)` into the newest table
+    /// of `chain` (loaded by the caller under `guard`); if that table is full,
+    /// into an older one (when the newest is not full enough to grow: one
+    /// crowded bucket pair), or into the table a growth adds.
+    fn insert_into<'g>(
+        &self,
+        mut chain: Current<'g, Chain>,
+        guard: &'g Guard,
+        insert: impl Fn(&AnyTable) -> Result<bool, Full>,
+    ) -> Result<bool, InsertError> {
         loop {
-            if chain.newest().insert_hash(hash).is_ok() {
-                return Ok(());
+            if let Ok(added) = insert(chain.newest()) {
+                return Ok(added);
             }
             if !chain.should_grow() {
                 // One bucket pair is crowded, not the table: an older table may
                 // still have room for this item.
-                if chain
-                    .older()
-                    .iter()
-                    .rev()
-                    .any(|t| t.insert_hash(hash).is_ok())
-                {
-                    return Ok(());
+                if let Some(added) = chain.older().iter().rev().find_map(|t| insert(t).ok()) {
+                    return Ok(added);
                 }
-                let now = self.chain(&guard);
+                let now = self.chain(guard);
                 if now.same(chain) {
-                    return Err(GrowError::TooManyCopies);
+                    return Err(InsertError::TooManyCopies);
                 }
                 chain = now;
                 continue;
             }
-            chain = self.grow_from(chain, &guard)?;
+            chain = self.grow_from(chain, guard)?;
         }
     }
 
@@ -215,7 +257,7 @@ impl<S> GrowableCuckooFilter<S> {
         &self,
         seen: Current<'g, Chain>,
         guard: &'g Guard,
-    ) -> Result<Current<'g, Chain>, GrowError> {
+    ) -> Result<Current<'g, Chain>, InsertError> {
         let now = self.chain(guard);
         if !now.same(seen) {
             return Ok(now);
@@ -228,6 +270,16 @@ impl<S> GrowableCuckooFilter<S> {
         }
     }
 
+    /// Grows the chain until it has at least `tables` tables (for `merge`).
+    pub(crate) fn grow_to(&self, tables: usize) -> Result<(), InsertError> {
+        let guard = epoch::pin();
+        let mut chain = self.chain(&guard);
+        while chain.tables().len() < tables {
+            chain = self.grow_from(chain, &guard)?;
+        }
+        Ok(())
+    }
+
     /// Whether an item with this 64-bit hash may be in the filter.
     ///
     /// ```
@@ -236,10 +288,47 @@ impl<S> GrowableCuckooFilter<S> {
     /// f.insert_hash(0x1234_5678_9abc_def0)?;
     /// assert!(f.contains_hash(0x1234_5678_9abc_def0));
     /// assert!(!f.contains_hash(42));
-    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn contains_hash(&self, hash: u64) -> bool {
         self.with_tables(|tables| tables.iter().rev().any(|t| t.contains_hash(hash)))
+    }
+
+    /// Answers [`contains_hash`](Self::contains_hash) for each hash, writing
+    /// `out[k]` for `hashes[k]`, with the bucket loads of 16 lookups issued
+    /// together in each table (see
+    /// [`CuckooFilter::contains_hash_batch`]). Answers
+    /// `min(hashes.len(), out.len())` lookups and returns that number.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// f.insert_hash(0x9e37_79b9_7f4a_7c15)?;
+    /// let mut out = [false; 2];
+    /// assert_eq!(f.contains_hash_batch(&[0x9e37_79b9_7f4a_7c15, 7], &mut out), 2);
+    /// assert_eq!(out, [true, false]);
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> usize {
+        let n = hashes.len().min(out.len());
+        self.with_tables(|tables| {
+            let mut found = [false; GROUP];
+            for (hs, os) in hashes[..n].chunks(GROUP).zip(out[..n].chunks_mut(GROUP)) {
+                os.fill(false);
+                // Newest first, where most items are; a table is skipped once
+                // every hash of the group is found.
+                for t in tables.iter().rev() {
+                    if os.iter().all(|&o| o) {
+                        break;
+                    }
+                    t.contains_hash_batch(hs, &mut found[..hs.len()]);
+                    for (o, &f) in os.iter_mut().zip(&found) {
+                        *o |= f;
+                    }
+                }
+            }
+        });
+        n
     }
 
     /// Removes one copy of an item given by its 64-bit hash, from the newest
@@ -272,7 +361,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// f.insert_hash(7 << 40 | 7)?;
     /// assert!(f.remove_hash(7 << 40 | 7));
     /// assert!(!f.remove_hash(7 << 40 | 7));
-    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
         self.with_tables(|tables| tables.iter().rev().any(|t| t.remove_hash(hash)))
@@ -288,7 +377,7 @@ impl<S> GrowableCuckooFilter<S> {
     ///     f.insert(&i)?;
     /// }
     /// assert_eq!(f.len(), 50);
-    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn len(&self) -> usize {
         self.with_tables(|tables| tables.iter().map(|t| t.len()).sum())
@@ -304,15 +393,73 @@ impl<S> GrowableCuckooFilter<S> {
         self.len() == 0
     }
 
+    /// The number of distinct items the tables are built to hold now: the sum
+    /// of their [capacities](CuckooFilter::capacity). It grows with the
+    /// filter; inserts never fail for lack of room.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(1000);
+    /// assert!(f.capacity() >= 1000 && f.capacity() < f.slots());
+    /// for i in 0..5000 {
+    ///     f.insert(&i)?;
+    /// }
+    /// assert!(f.capacity() >= 5000);
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.with_tables(|tables| tables.iter().map(|t| t.capacity()).sum())
+    }
+
     /// The number of slots of all tables now; it grows with the filter.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
     /// let f = GrowableCuckooFilter::with_capacity(1000);
-    /// assert!(f.capacity() >= 1000);
+    /// assert_eq!(f.slots(), 1128);
     /// ```
-    pub fn capacity(&self) -> usize {
-        self.with_tables(|tables| tables.iter().map(|t| t.capacity()).sum())
+    pub fn slots(&self) -> usize {
+        self.with_tables(|tables| tables.iter().map(|t| t.slots()).sum())
+    }
+
+    /// The fraction of all tables' slots in use: `len / slots`.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(1000);
+    /// assert_eq!(f.load_factor(), 0.0);
+    /// f.insert("x")?;
+    /// assert!(f.load_factor() > 0.0);
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    pub fn load_factor(&self) -> f64 {
+        self.with_tables(|tables| {
+            let len: usize = tables.iter().map(|t| t.len()).sum();
+            let slots: usize = tables.iter().map(|t| t.slots()).sum();
+            len as f64 / slots as f64
+        })
+    }
+
+    /// Removes every item, while other threads may go on using the filter:
+    /// every table is cleared as [`CuckooFilter::clear`] clears its one
+    /// (same semantics for racing operations, same rare survivors). The
+    /// tables stay: the filter keeps the size it grew to, and its
+    /// false-positive budget stays spent on them.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// for i in 0..1000 {
+    ///     f.insert(&i)?;
+    /// }
+    /// let tables = f.table_count();
+    /// f.clear();
+    /// assert!(f.is_empty() && !f.contains(&5));
+    /// assert_eq!(f.table_count(), tables);
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    pub fn clear(&self) {
+        self.with_tables(|tables| tables.iter().for_each(|t| t.clear()))
     }
 
     /// The number of tables in the chain: 1, plus one per growth.
@@ -325,7 +472,7 @@ impl<S> GrowableCuckooFilter<S> {
     ///     f.insert(&i)?;
     /// }
     /// assert!(f.table_count() > 1);
-    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn table_count(&self) -> usize {
         self.with_tables(|tables| tables.len())
@@ -374,7 +521,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// }
     /// assert!(f.false_positive_rate() > 0.0);
     /// assert!(f.false_positive_rate() <= f.max_false_positive_rate());
-    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn false_positive_rate(&self) -> f64 {
         self.with_tables(|tables| tables.iter().map(|t| t.false_positive_rate()).sum())
@@ -424,7 +571,7 @@ impl<S> GrowableCuckooFilter<S> {
 
 impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// Inserts an item, growing the filter if the newest table is full. Fails
-    /// only when the filter cannot grow (see [`GrowError`]); nothing changed
+    /// only when the filter cannot grow (see [`InsertError`]); nothing changed
     /// then.
     ///
     /// ```
@@ -432,11 +579,37 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// let f = GrowableCuckooFilter::with_capacity(10);
     /// f.insert("apple")?;
     /// assert!(f.contains("apple"));
-    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     #[inline]
-    pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), GrowError> {
+    pub fn insert<T: Hash + ?Sized>(&self, item: &T) -> Result<(), InsertError> {
         self.insert_hash(self.hasher.hash_one(item))
+    }
+
+    /// Inserts the item unless it is present: `Ok(true)` when a copy was added
+    /// because no table held one, `Ok(false)` when one was found (possibly
+    /// falsely) and nothing was added. The guarantees of
+    /// [`CuckooFilter::insert_if_absent`] hold (nothing lost, one copy per
+    /// `Ok(true)`, exact on one thread), with one more source of extra
+    /// `Ok(true)`s: racers on either side of a growth put their copies into
+    /// different tables.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// let mut added = 0;
+    /// for i in 0..1000 {
+    ///     // `Ok(false)` only for a false positive (rate at most 10^-3).
+    ///     added += usize::from(f.insert_if_absent(&i)?);
+    /// }
+    /// assert!(added > 990 && f.len() == added);
+    /// assert_eq!(f.insert_if_absent(&7), Ok(false));
+    /// assert!((0..1000).all(|i| f.contains(&i)));
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    #[inline]
+    pub fn insert_if_absent<T: Hash + ?Sized>(&self, item: &T) -> Result<bool, InsertError> {
+        self.insert_hash_if_absent(self.hasher.hash_one(item))
     }
 
     /// Whether the item may be in the filter: always true for an item inserted
@@ -449,11 +622,37 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// let f = GrowableCuckooFilter::with_capacity(10);
     /// f.insert("apple")?;
     /// assert!(f.contains("apple") && !f.contains("pear"));
-    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     #[inline]
     pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
         self.contains_hash(self.hasher.hash_one(item))
+    }
+
+    /// Answers [`contains`](Self::contains) for each item, writing `out[k]`
+    /// for `items[k]`; faster than one call per item on large tables (see
+    /// [`contains_hash_batch`](Self::contains_hash_batch)). Answers
+    /// `min(items.len(), out.len())` items and returns that number.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// f.insert("a")?;
+    /// let mut out = [false; 3];
+    /// f.contains_batch(&["a", "b", "a"], &mut out);
+    /// assert_eq!(out, [true, false, true]);
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    pub fn contains_batch<T: Hash>(&self, items: &[T], out: &mut [bool]) -> usize {
+        let n = items.len().min(out.len());
+        let mut hashes = [0u64; GROUP];
+        for (is, os) in items[..n].chunks(GROUP).zip(out[..n].chunks_mut(GROUP)) {
+            for (h, item) in hashes.iter_mut().zip(is) {
+                *h = self.hasher.hash_one(item);
+            }
+            self.contains_hash_batch(&hashes[..is.len()], os);
+        }
+        n
     }
 
     /// Removes one copy of the item; true if one was there. Only remove items
@@ -466,7 +665,7 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// f.insert("apple")?;
     /// assert!(f.remove("apple"));
     /// assert!(!f.contains("apple"));
-    /// # Ok::<(), lockfree_cuckoo_filter::GrowError>(())
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     #[inline]
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
@@ -494,7 +693,9 @@ const _: () = {
 };
 
 /// Builds a [`GrowableCuckooFilter`]. Obtained from
-/// [`GrowableCuckooFilter::builder`].
+/// [`GrowableCuckooFilter::builder`]. Every option has a default: a first
+/// table of 1000 items, a false-positive rate of 10^-3, and the default hasher
+/// with a seed drawn at random for each filter.
 ///
 /// ```
 /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
@@ -541,6 +742,8 @@ impl<S> GrowableBuilder<S> {
     /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
     /// let f = GrowableCuckooFilter::builder().initial_capacity(5000).build()?;
     /// assert!(f.capacity() >= 5000);
+    /// let default = GrowableCuckooFilter::builder().build()?;
+    /// assert!(default.capacity() >= 1000);
     /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
     /// ```
     pub fn initial_capacity(mut self, initial: usize) -> Self {
@@ -715,7 +918,7 @@ mod tests {
         };
         assert_eq!(
             err,
-            GrowError::RateExhausted {
+            InsertError::RateExhausted {
                 rate: 1e-8,
                 tables: 4
             }
@@ -732,7 +935,7 @@ mod tests {
         let copies = (0..100).take_while(|_| f.insert("same").is_ok()).count();
         assert_eq!(copies, 8);
         assert_eq!(f.table_count(), 1);
-        assert_eq!(f.insert("same"), Err(GrowError::TooManyCopies));
+        assert_eq!(f.insert("same"), Err(InsertError::TooManyCopies));
         // A small table grows instead, until it is large.
         let f = GrowableCuckooFilter::with_capacity(0);
         let copies = (0..1000).take_while(|_| f.insert("same").is_ok()).count();
