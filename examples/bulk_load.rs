@@ -83,7 +83,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .filter(|i| restored.contains(i))
         .count();
     println!(
-        "merged filter: {} items, load {:.3}, false-positive rate {:.4} % (bound {:.4} %), {:.2} bits per item",
+        "merged filter: {} items, load {:.3}, false-positive rate {:.4} % (expected {:.4} %), {:.2} bits per item",
         restored.len(),
         restored.load_factor(),
         100.0 * false_positives as f64 / probes as f64,

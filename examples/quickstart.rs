@@ -27,9 +27,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .build()?,
     );
     println!(
-        "{items} items, {threads} threads, {}-bit fingerprints, {} slots, {:.1} MiB",
+        "{items} items, {threads} threads, {}-bit fingerprints, capacity {} items in {} slots, {:.1} MiB",
         filter.fingerprint_bits().bits(),
         filter.capacity(),
+        filter.slots(),
         filter.memory_usage() as f64 / (1 << 20) as f64,
     );
 
@@ -87,8 +88,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rate(keys.len() as u64, start)
     );
 
+    // `false_positive_rate()` is `1 - (1 - 2^-f)^(8·load)`: the rate expected
+    // at this load (each of the 8·load fingerprints in an item's two buckets
+    // matches with probability 2^-f), which the measured rate scatters around.
     println!(
-        "load factor {:.3}; false-positive rate {:.4} % (bound {:.4} %); {:.2} bits per item",
+        "load factor {:.3}; false-positive rate {:.4} % (expected {:.4} %); {:.2} bits per item",
         filter.load_factor(),
         100.0 * measured,
         100.0 * filter.false_positive_rate(),

@@ -37,7 +37,14 @@ impl<S: HasherIdentity> GrowableCuckooFilter<S> {
     /// The filter as bytes: a small header (magic `LFCUCKCH`, version, table
     /// count, false-positive rate) and each table, oldest first, in
     /// [`CuckooFilter::to_bytes`]'s format behind its length, closed by a
-    /// CRC-32C (see `docs/FORMAT.md`). Exact when no operation is in flight.
+    /// CRC-32C (see `docs/FORMAT.md`).
+    ///
+    /// On a live filter, as [`CuckooFilter::to_bytes`]: exact when no
+    /// operation is in flight, otherwise a valid blend of the states the
+    /// filter went through while its words were read one by one. The chain
+    /// written is the one current when the copy began; a table added by a
+    /// growth during the copy, and the items inserted into it, are not in the
+    /// bytes. The seed is recorded in the clear.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::GrowableCuckooFilter;

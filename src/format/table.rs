@@ -48,11 +48,22 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// length is `60 + 8 · ceil(bucket_count · 4 · bits / 64)` bytes, about the
     /// table's memory.
     ///
-    /// Exact when no operation is in flight. While other threads modify the
-    /// filter, the bytes are still a valid filter, but a blend of its states
-    /// during the copy: an item inserted, removed or relocated meanwhile may be
-    /// in it or not, or (relocated) twice. The recorded item count is the
-    /// number of fingerprints copied.
+    /// **On a live filter.** Exact when no operation is in flight. While other
+    /// threads modify the filter, each table word is read atomically, but the
+    /// words are read one after another, not the whole table at one instant:
+    /// the bytes are still a valid filter, but a blend of its states during the
+    /// copy. An item inserted, removed or relocated meanwhile may be in it or
+    /// not, or (relocated from a word not yet read to one already read, or the
+    /// other way) missing or twice; a [`clear`](Self::clear) meanwhile leaves
+    /// the words read before it. The recorded item count is the number of
+    /// fingerprints copied, so the bytes always decode. For an exact snapshot,
+    /// stop the writers first (a filter written by a few threads can be
+    /// quiesced by the caller, as any data structure without a snapshot
+    /// operation).
+    ///
+    /// The bytes record the hasher's seed in the clear: do not publish the
+    /// bytes of a filter whose seed must stay secret (see
+    /// [`DefaultHashBuilder`](crate::DefaultHashBuilder)).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
