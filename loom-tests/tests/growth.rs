@@ -164,3 +164,41 @@ fn insert_into_old_table_during_growth_racer_spawned() {
 fn insert_into_old_table_during_growth_roles_swapped() {
     insert_into_old_table_during_growth(Roles::RacerOnMain);
 }
+
+/// `insert_if_absent` of an item of the full first table while another
+/// thread's insert grows the chain: the item was present throughout, so the
+/// answer is `Ok(false)` and nothing is added, whichever chain the call sees
+/// (after the growth its newest table does not hold the item: the older
+/// tables must be looked in). Run with both role assignments.
+///
+/// Seen to fail ("present item added again", with the growth on the main
+/// thread; the other assignment passes) when the older tables of the chain
+/// are not looked in first.
+fn if_absent_during_growth(roles: Roles) {
+    check(move || {
+        let f = full_filter();
+        let present = mix(5);
+        let grow = {
+            let f = f.clone();
+            move || f.insert_hash(X).unwrap()
+        };
+        let if_absent = {
+            let f = f.clone();
+            move || f.insert_hash_if_absent(present).unwrap()
+        };
+        let ((), added) = race(roles, grow, if_absent);
+        assert!(!added, "present item added again");
+        assert_eq!(f.len(), 9);
+        assert!(prefilled().all(|h| f.contains_hash(h)) && f.contains_hash(X));
+    });
+}
+
+#[test]
+fn insert_if_absent_during_growth() {
+    if_absent_during_growth(Roles::RacerSpawned);
+}
+
+#[test]
+fn insert_if_absent_during_growth_roles_swapped() {
+    if_absent_during_growth(Roles::RacerOnMain);
+}
