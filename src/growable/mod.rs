@@ -46,7 +46,11 @@ use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
 use crate::sync::epoch::{self, Arc, Current, Guard, Published};
-use crate::table::{AnyTable, Full, GROUP};
+use crate::table::{AnyTable, Full};
+
+/// Batched lookups take this many items through every table before the next
+/// ones: a table is skipped for them once all are found.
+const GROUP: usize = 16;
 #[cfg(doc)]
 use crate::CuckooFilter; // only linked to from the docs
 use chain::Chain;
@@ -321,7 +325,7 @@ impl<S> GrowableCuckooFilter<S> {
                     if os.iter().all(|&o| o) {
                         break;
                     }
-                    t.contains_hash_batch(hs, &mut found[..hs.len()]);
+                    t.contains_batch(hs, &mut found[..hs.len()], |&h| h);
                     for (o, &f) in os.iter_mut().zip(&found) {
                         *o |= f;
                     }

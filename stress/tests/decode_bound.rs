@@ -10,6 +10,7 @@
 use lockfree_cuckoo_filter::test_hooks;
 use lockfree_cuckoo_filter::{
     CuckooFilter, DecodeError, DefaultHashBuilder, FingerprintBits, GrowableCuckooFilter,
+    DEFAULT_SEED,
 };
 
 /// The fixed part of a table's memory (padded item-count shards and
@@ -21,7 +22,12 @@ const PER_TABLE: usize = 2_300;
 fn a_decoded_table_costs_its_input_plus_a_fixed_overhead() {
     for bits in FingerprintBits::ALL {
         for buckets in [2u64, 64, 1 << 12] {
-            let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default()).unwrap();
+            let f = test_hooks::with_buckets(
+                buckets,
+                bits,
+                DefaultHashBuilder::with_seed(DEFAULT_SEED),
+            )
+            .unwrap();
             let bytes = f.to_bytes();
             let g = CuckooFilter::from_bytes(&bytes).unwrap();
             let used = g.memory_usage();
@@ -68,7 +74,7 @@ fn chain(rate: f64, tables: &[Vec<u8>]) -> Vec<u8> {
 }
 
 fn table(bits: FingerprintBits, buckets: u64) -> Vec<u8> {
-    test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::default())
+    test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::with_seed(DEFAULT_SEED))
         .unwrap()
         .to_bytes()
 }
