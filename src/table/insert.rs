@@ -33,8 +33,10 @@
 //! So once every call has returned, the pair holds exactly one copy per `true`
 //! (for items only ever inserted this way). And a take in step 3 never removes
 //! the last copy in its word, so from the first put on, the pair is never
-//! without a copy: at least one call answers `true`, and the item is present
-//! after every call, `true` or `false`.
+//! without a copy (no removes of the item assumed): racing calls for an absent
+//! item leave it present, and at least one of them answers `true`. (Loom
+//! checks this on two racers; with more, the argument is the same: a take
+//! needs two copies in its word at the instant of its CAS.)
 //!
 //! Extra `true`s: racers whose copies land in different words (one in each
 //! bucket, or in the two words of a 32-bit bucket, or moved apart by a
