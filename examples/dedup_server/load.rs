@@ -54,7 +54,8 @@ pub struct Report {
     pub failures: u64,
     /// Keys answered `new` more than once. Violations are among them; the
     /// rest were requested by two clients at once and raced in the server,
-    /// which only the `contains`-then-`insert` polyfill lets through.
+    /// which `insert_if_absent` allows only when their copies land in
+    /// different bucket words.
     pub double_new_keys: u64,
     /// Keys requested but never answered `new`: false positives, when the
     /// server had not seen them before this run (a fresh `prefix`).
