@@ -153,7 +153,9 @@ pub enum BuildError {
     UnreachableFalsePositiveRate {
         /// The rate asked for.
         rate: f64,
-        /// The best rate reachable with the width considered.
+        /// The best rate reachable with the width considered (for a growable
+        /// filter: the smallest rate whose budget gives every table growth
+        /// can add a width).
         best: f64,
         /// The fingerprint width considered, in bits.
         bits: u32,

@@ -83,7 +83,8 @@ impl<S: HasherIdentity> GrowableCuckooFilter<S> {
     /// `hasher`, which must have the [identity](HasherIdentity) recorded in
     /// every table. Any byte string gives a filter or a [`DecodeError`], never
     /// a panic. Only a chain that growth can produce is accepted (each table
-    /// twice the one before, of the width the false-positive budget gives it),
+    /// four times the one before, or twice as earlier versions grew, of the
+    /// width the false-positive budget gives it),
     /// and that is checked before any table is allocated; each table then
     /// costs at most 1.5 times its bytes plus about 2.2 KB (docs/FORMAT.md).
     ///

@@ -1,8 +1,23 @@
 //! The chain of tables behind a growable filter, and the rules of what growth
 //! can produce: at least one table and at most [`MAX_TABLES`], each new one
-//! twice as large as the one before and with fingerprints that the
+//! [`GROWTH`] times as large as the one before and with fingerprints that the
 //! false-positive budget allows. Growth (here) and decoding (the byte format)
 //! both build chains through these rules.
+//!
+//! # Growth factor
+//!
+//! Every table stays until the filter is dropped, and every lookup reads two
+//! buckets of each, so the factor trades memory for lookup cost. Doubling keeps
+//! the memory just after a growth at about twice what the items need, but a
+//! filter grown from 1000 items to 4 M then has 13 tables, and each table also
+//! spends a share of the false-positive budget, so the later ones need longer
+//! fingerprints (at 10^-3: seven 16-bit tables, then 32-bit ones). Quadrupling
+//! gets there in 7 tables, all 16-bit at 10^-3: fewer bucket reads per lookup,
+//! and no table pays for fingerprints twice as long. The price is the
+//! worst case right after a growth, when the new table is empty: about four
+//! times the memory the items need (as any structure that grows by four).
+//! Chains written by earlier versions, which doubled, still decode and grow
+//! on by four.
 //!
 //! # False-positive budget
 //!
@@ -14,21 +29,36 @@
 //! budget the earlier tables left, `(r - spent) / 2`; so the bounds sum to less
 //! than `r` however long the chain. When every bound were exactly half of what
 //! is left this is the geometric series `r·(1-q)·q^i` with `q = 1/2`; with only
-//! three widths, a table usually takes far less than its half and the rest stays
+//! few widths, a table usually takes far less than its half and the rest stays
 //! available, so widths rise only when needed (rate 10^-3: seven 16-bit tables,
-//! then 32-bit ones). When even 32-bit fingerprints exceed the half that is
-//! left, the chain cannot grow: [`InsertError::RateExhausted`]. Bucket counts
-//! double, so the chain also ends at 2^32 buckets (at most 33 tables; a lookup
-//! reads two buckets per table).
+//! then 32-bit ones).
+//!
+//! Bucket counts grow by four up to 2^32, so a chain grown from the smallest
+//! table (2 buckets) has at most [`GROWN_TABLES`] tables. The builder accepts
+//! a rate only if the budget gives a width to every one of them
+//! ([`first_width`]): a filter that was built never fails to grow for want of
+//! false-positive budget, only for want of memory (or at 2^32 buckets). A
+//! chain decoded from an older, doubling version may be longer; if its budget
+//! runs out, growth fails with [`InsertError::RateExhausted`] and changes
+//! nothing.
 
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
 use crate::sync::epoch::Arc;
 use crate::table::{AnyTable, MAX_BUCKETS};
 
-/// Most tables a chain may have. Each table doubles the buckets of the one
-/// before, from at least two; tables stop at 2^32 buckets.
+/// Most tables a chain may have: tables stop at 2^32 buckets, and each has at
+/// least twice the buckets of the one before (earlier versions doubled), from
+/// at least two.
 pub(crate) const MAX_TABLES: u32 = 33;
+
+/// Each new table has this many times the buckets of the newest one (see
+/// "Growth factor" above).
+pub(super) const GROWTH: u64 = 4;
+
+/// Most tables growth can make from the smallest first table: 2, 8, 32, ...,
+/// 2^31 buckets, and one of 2^32 (capped).
+pub(super) const GROWN_TABLES: u32 = 17;
 
 /// The rate the tables' bounds are taken at: a table never holds more items
 /// than slots, so its rate at load 1 bounds its rate at any load.
@@ -56,17 +86,55 @@ fn valid_rate(rate: f64) -> bool {
     rate > 0.0 && rate < 1.0
 }
 
+/// The widths growth gives the tables of a chain built for `rate`, oldest
+/// first, for as many tables as the budget allows, at most `tables`.
+pub(super) fn widths(rate: f64, tables: u32) -> Vec<FingerprintBits> {
+    let mut spent = 0.0;
+    let mut out = Vec::new();
+    while out.len() < tables as usize {
+        let Some(bits) = width_for(rate, spent) else {
+            break;
+        };
+        spent += bits.false_positive_rate(BOUND_LOAD);
+        out.push(bits);
+    }
+    out
+}
+
+/// The smallest rate for which every one of [`GROWN_TABLES`] tables gets a
+/// width: 2^17 times the longest width's bound, within a factor of two (found
+/// by bisection on the same rule growth applies).
+pub(super) fn smallest_rate() -> f64 {
+    let grows = |rate: f64| widths(rate, GROWN_TABLES).len() == GROWN_TABLES as usize;
+    let (mut low, mut high) = (0.0, 1.0);
+    for _ in 0..100 {
+        let mid = (low + high) / 2.0;
+        if grows(mid) {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    high
+}
+
 /// The width of the first table of a chain built for `rate`, or why no chain
-/// can be.
+/// can be: a rate outside (0, 1), or one too small for the budget to give a
+/// width to every table growth can add (see the module documentation).
 pub(super) fn first_width(rate: f64) -> Result<FingerprintBits, BuildError> {
     if !valid_rate(rate) {
         return Err(BuildError::InvalidFalsePositiveRate { rate });
     }
-    width_for(rate, 0.0).ok_or(BuildError::UnreachableFalsePositiveRate {
-        rate,
-        best: FingerprintBits::Bits32.false_positive_rate(BOUND_LOAD) / SHARE,
-        bits: 32,
-    })
+    let widths = widths(rate, GROWN_TABLES);
+    if widths.len() < GROWN_TABLES as usize {
+        let longest = FingerprintBits::ALL[FingerprintBits::ALL.len() - 1];
+        return Err(BuildError::UnreachableFalsePositiveRate {
+            rate,
+            best: smallest_rate(),
+            bits: longest.bits(),
+        });
+    }
+    Ok(widths[0])
 }
 
 /// Whether a chain may hold `count` tables (checked on a decoded header before
@@ -83,10 +151,12 @@ pub(crate) fn check_table_count(count: u32) -> Result<(), &'static str> {
 /// (fingerprint width and bucket count, oldest first) for `rate`, or why not:
 /// each table of the width that the budget left for it ([`width_for`], which
 /// for the first table is the builder's choice) and, after the first, of
-/// twice the buckets of the one before. The decoder checks this on the tables'
-/// headers before it allocates any table, so that an input cannot make it
-/// allocate tables (each with its fixed overhead) that growth never makes; and
-/// since tables double, an input of `n` bytes holds at most `log2(n)` of them.
+/// [`GROWTH`] times the buckets of the one before, or twice as many (what
+/// earlier versions wrote), capped at 2^32. The decoder checks this on the
+/// tables' headers before it allocates any table, so that an input cannot make
+/// it allocate tables (each with its fixed overhead) that growth never makes;
+/// and since tables at least double, an input of `n` bytes holds at most
+/// `log2(n)` of them.
 pub(crate) fn check_shape(
     rate: f64,
     layouts: impl IntoIterator<Item = (FingerprintBits, u64)>,
@@ -100,13 +170,24 @@ pub(crate) fn check_shape(
         if width_for(rate, spent) != Some(bits) {
             return Err("a table's fingerprint width is not the one growth gives it");
         }
-        if before.is_some_and(|b| buckets != 2 * b) {
-            return Err("a table is not twice the size of the one before it");
+        if before.is_some_and(|b| !grown_from(b, buckets)) {
+            return Err("a table is not two or four times the size of the one before it");
         }
         before = Some(buckets);
         spent += bits.false_positive_rate(BOUND_LOAD);
     }
     Ok(())
+}
+
+/// The bucket count of the table that follows one of `buckets` buckets.
+fn next_buckets(buckets: u64) -> u64 {
+    (GROWTH * buckets).min(MAX_BUCKETS)
+}
+
+/// Whether a table of `after` buckets can follow one of `before`: growth by
+/// [`GROWTH`], or by two as earlier versions grew, capped at 2^32.
+fn grown_from(before: u64, after: u64) -> bool {
+    after == next_buckets(before) || after == (2 * before).min(MAX_BUCKETS)
 }
 
 /// The tables, oldest first (never empty), and the sum of their bounds.
@@ -168,14 +249,14 @@ impl Chain {
         newest.buckets() < SMALL_BUCKETS || 2 * newest.len() >= newest.slots()
     }
 
-    /// This chain plus a new, empty table: twice the buckets, the width the
-    /// budget allows.
+    /// This chain plus a new, empty table: [`GROWTH`] times the buckets, the
+    /// width the budget allows.
     pub(super) fn grown(&self, rate: f64) -> Result<Chain, InsertError> {
         let buckets = self.newest().buckets();
         if buckets >= MAX_BUCKETS {
             return Err(InsertError::CapacityExhausted);
         }
-        let buckets = (2 * buckets).min(MAX_BUCKETS);
+        let buckets = next_buckets(buckets);
         let bits = width_for(rate, self.spent).ok_or(InsertError::RateExhausted {
             rate,
             tables: self.tables.len(),

@@ -84,9 +84,20 @@ fn chains_growth_cannot_produce_are_refused() {
     let rate = 1e-3;
     let w = FingerprintBits::Bits16; // what growth picks first at 1e-3
                                      // The helper writes what the encoder writes.
-    let grown = chain(rate, &[table(w, 2), table(w, 4), table(w, 8)]);
+    let grown = chain(rate, &[table(w, 2), table(w, 8), table(w, 32)]);
     let g = GrowableCuckooFilter::from_bytes(&grown).expect("a chain growth produces");
     assert_eq!(g.table_count(), 3);
+    // Earlier versions doubled: their chains still decode, and grow on by four.
+    let doubled = chain(rate, &[table(w, 2), table(w, 4), table(w, 8)]);
+    let g = GrowableCuckooFilter::from_bytes(&doubled).expect("an earlier version's chain");
+    assert_eq!(g.table_count(), 3);
+    let mut i = 0u64;
+    while g.table_count() == 3 {
+        g.insert(&i).unwrap();
+        i += 1;
+    }
+    assert_eq!(g.slots(), 4 * (2 + 4 + 8 + 32));
+    assert!((0..i).all(|k| g.contains(&k)));
 
     // 33 two-bucket tables: 3.3 KB that would have allocated about 77 KB.
     let same_size = chain(rate, &vec![table(w, 2); 33]);
@@ -94,10 +105,11 @@ fn chains_growth_cannot_produce_are_refused() {
         GrowableCuckooFilter::from_bytes(&same_size),
         Err(DecodeError::InvalidChain { .. })
     ));
-    // Not doubling, or a width growth would not pick.
+    // Not growing by two or four, or a width growth would not pick.
     for bad in [
         chain(rate, &[table(w, 4), table(w, 4)]),
-        chain(rate, &[table(w, 4), table(w, 16)]),
+        chain(rate, &[table(w, 4), table(w, 12)]),
+        chain(rate, &[table(w, 4), table(w, 32)]),
         chain(rate, &[table(FingerprintBits::Bits32, 2)]),
         chain(rate, &[table(w, 2), table(FingerprintBits::Bits8, 4)]),
     ] {
