@@ -140,7 +140,7 @@ impl<W: Width> Table<W> {
 #[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
 mod tests {
     use super::*;
-    use crate::fingerprint::{W16, W32, W8};
+    use crate::fingerprint::{W10, W12, W16, W21, W32, W8};
 
     fn clears<W: Width>() {
         let t = Table::<W>::new(64).unwrap();
@@ -159,7 +159,10 @@ mod tests {
     #[test]
     fn clear_empties_every_width() {
         clears::<W8>();
+        clears::<W10>();
+        clears::<W12>();
         clears::<W16>();
+        clears::<W21>();
         clears::<W32>();
     }
 

@@ -49,7 +49,7 @@
 
 use super::path::{self, RootPut};
 use super::relocation::Snapshot;
-use super::{Full, Locus, Position, Table, FAILURE, SUCCESS};
+use super::{Full, Position, Table, FAILURE, SUCCESS};
 use crate::fingerprint::{self as fpr, Width};
 use crate::sync::Ordering;
 
@@ -147,10 +147,13 @@ impl<W: Width> Table<W> {
     /// calls for one word cannot both put. Retries only when the word changed
     /// under it (another operation's step).
     fn put_absent(&self, bucket: u64, fp: u32) -> PutAbsent {
-        let Locus { first, mask } = self.locus(bucket);
+        let locus = self.locus(bucket);
         let pattern = fpr::broadcast::<W>(fp);
-        for k in 0..W::WORDS_PER_BUCKET {
-            let cell = self.word(first + k);
+        for (k, mask) in locus.mask.into_iter().enumerate().take(W::WORDS_PER_BUCKET) {
+            if W::SPANS && mask == 0 {
+                continue;
+            }
+            let cell = self.word(locus.index(k));
             let mut word = cell.load(Ordering::Acquire);
             loop {
                 if fpr::zero_lanes::<W>(word ^ pattern) & mask != 0 {
@@ -198,9 +201,12 @@ impl<W: Width> Table<W> {
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
         let mut announced = false;
         for bucket in [pos.i1, pos.i2] {
-            let Locus { first, mask } = self.locus(bucket);
-            for k in 0..W::WORDS_PER_BUCKET {
-                let cell = self.word(first + k);
+            let locus = self.locus(bucket);
+            for (k, mask) in locus.mask.into_iter().enumerate().take(W::WORDS_PER_BUCKET) {
+                if W::SPANS && mask == 0 {
+                    continue;
+                }
+                let cell = self.word(locus.index(k));
                 let mut word = cell.load(Ordering::Acquire);
                 loop {
                     let copies = fpr::zero_lanes::<W>(word ^ pattern) & mask;

@@ -33,17 +33,15 @@ struct Node {
     fp: u32,
     /// Index of the parent node (unused for roots).
     parent: u16,
-    /// The parent's slot that holds `fp`.
-    slot: u8,
     /// Displacements from the root: 0 for the item's own buckets.
     depth: u8,
 }
 
-/// One displacement: the fingerprint in `slot` of `src` moves to `dst`.
+/// One displacement: a copy of `fp` moves from `src` to `dst` (by value, see
+/// [`Table::relocate`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Step {
     pub(crate) src: u64,
-    pub(crate) slot: u32,
     pub(crate) fp: u32,
     pub(crate) dst: u64,
 }
@@ -123,7 +121,6 @@ pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> 
                 bucket: root,
                 fp: 0,
                 parent: 0,
-                slot: 0,
                 depth: 0,
             });
         }
@@ -138,7 +135,7 @@ pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> 
             return Some(trace(&nodes, head));
         }
         if node.depth < MAX_DEPTH {
-            for (slot, &fp) in fps.iter().enumerate() {
+            for &fp in &fps {
                 if nodes.len() == MAX_NODES {
                     break;
                 }
@@ -152,7 +149,6 @@ pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> 
                         bucket: child,
                         fp,
                         parent: head as u16,
-                        slot: slot as u8,
                         depth: node.depth + 1,
                     });
                 }
@@ -186,7 +182,6 @@ fn trace(nodes: &[Node], target: usize) -> Path {
         let parent = nodes[node.parent as usize];
         steps.push(Step {
             src: parent.bucket,
-            slot: u32::from(node.slot),
             fp: node.fp,
             dst: node.bucket,
         });
@@ -210,7 +205,7 @@ pub(crate) fn apply<W: Width>(
     path.steps
         .iter()
         .rev()
-        .all(|s| table.relocate(s.src, s.slot, s.fp, s.dst))
+        .all(|s| table.relocate(s.src, s.fp, s.dst))
         .then(|| put(path.root))
 }
 
@@ -260,21 +255,18 @@ mod tests {
                 bucket: 7,
                 fp: 0,
                 parent: 0,
-                slot: 0,
                 depth: 0,
             },
             Node {
                 bucket: 9,
                 fp: 1,
                 parent: 0,
-                slot: 0,
                 depth: 1,
             },
             Node {
                 bucket: 3,
                 fp: 2,
                 parent: 1,
-                slot: 1,
                 depth: 2,
             },
         ];
