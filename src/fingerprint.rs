@@ -228,6 +228,50 @@ pub(crate) trait Width: Copy + Send + Sync + 'static {
     const HIGH: u64 = Self::LOW << (Self::BITS - 1);
     /// The bits of a word that belong to a lane; the others stay 0.
     const USED: u64 = Self::LOW.wrapping_mul(Self::MAX);
+
+    // ----- bucket contents, one word at a time --------------------------
+    //
+    // The table changes and reads a bucket only through these: each looks at
+    // one word and the lanes of it that belong to the bucket (`mask`, their
+    // high bits), and a change is a new value for the whole word, which the
+    // table installs by one CAS. They name fingerprints, never slots, so that
+    // a layout whose slots have no stable position (a semi-sorted bucket,
+    // re-encoded as a whole on every change) can implement them too. The
+    // defaults are the plain lane layout's.
+
+    /// Whether `mask`'s lanes of `word` hold `fp`.
+    #[inline(always)]
+    fn holds_in(word: u64, mask: u64, fp: u32) -> bool {
+        zero_lanes::<Self>(word ^ broadcast::<Self>(fp)) & mask != 0
+    }
+
+    /// `word` with `fp` put into one of `mask`'s empty slots; `None` if they
+    /// are all full.
+    #[inline(always)]
+    fn put_in(word: u64, mask: u64, fp: u32) -> Option<u64> {
+        let free = zero_lanes::<Self>(word) & mask;
+        (free != 0).then(|| with_lane::<Self>(word, first_lane::<Self>(free), fp))
+    }
+
+    /// `word` with one copy of `fp` taken out of `mask`'s slots; `None` if
+    /// they hold none.
+    #[inline(always)]
+    fn take_from(word: u64, mask: u64, fp: u32) -> Option<u64> {
+        let copies = zero_lanes::<Self>(word ^ broadcast::<Self>(fp)) & mask;
+        (copies != 0).then(|| without_lane::<Self>(word, first_lane::<Self>(copies)))
+    }
+
+    /// Copies of `fp` in `mask`'s slots of `word`.
+    #[inline(always)]
+    fn copies_in(word: u64, mask: u64, fp: u32) -> u32 {
+        (zero_lanes::<Self>(word ^ broadcast::<Self>(fp)) & mask).count_ones()
+    }
+
+    /// Occupied slots of `word` (all its lanes).
+    #[inline(always)]
+    fn occupied_in(word: u64) -> u32 {
+        Self::LANES - zero_lanes::<Self>(word).count_ones()
+    }
 }
 
 /// 8-bit fingerprints: two buckets per word.

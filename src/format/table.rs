@@ -30,7 +30,7 @@ use super::{
     check_checksum, check_magic, check_version, Fields, HasherIdentity, CHECKSUM_LEN, VERSION,
 };
 use crate::error::DecodeError;
-use crate::fingerprint::{self, FingerprintBits, Width};
+use crate::fingerprint::{FingerprintBits, Width};
 use crate::hasher::DefaultHashBuilder;
 use crate::table::{self, dispatch, valid_bucket_count, with_width, AnyTable, Table, SLOTS};
 use crate::CuckooFilter;
@@ -146,7 +146,7 @@ impl CuckooFilter<DefaultHashBuilder> {
 /// Lanes of `word` that hold a fingerprint.
 #[inline]
 fn occupied<W: Width>(word: u64) -> u64 {
-    u64::from(W::LANES - fingerprint::zero_lanes::<W>(word).count_ones())
+    u64::from(W::occupied_in(word))
 }
 
 /// The bytes of `table`, recording the hasher `hasher_id` with `seed`.

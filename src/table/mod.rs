@@ -307,12 +307,11 @@ impl<W: Width> Table<W> {
     #[inline(always)]
     fn holds(&self, words: &BucketWords, bucket: u64, fp: u32) -> bool {
         let mask = self.locus(bucket).mask;
-        let pattern = fpr::broadcast::<W>(fp);
-        let mut hits = 0;
-        for (w, m) in words.iter().zip(mask).take(W::WORDS_PER_BUCKET) {
-            hits |= fpr::zero_lanes::<W>(w ^ pattern) & m;
+        let mut hit = false;
+        for (&w, m) in words.iter().zip(mask).take(W::WORDS_PER_BUCKET) {
+            hit |= W::holds_in(w, m, fp);
         }
-        hits != 0
+        hit
     }
 
     // ----- single-bucket steps ---------------------------------------------
@@ -321,34 +320,23 @@ impl<W: Width> Table<W> {
     /// Retries only when the word changed under it (another operation's step).
     #[inline]
     pub(crate) fn put(&self, bucket: u64, fp: u32) -> bool {
-        self.change_lane(bucket, fpr::zero_lanes::<W>, |word, lane| {
-            fpr::with_lane::<W>(word, lane, fp)
-        })
+        self.change_word(bucket, |word, mask| W::put_in(word, mask, fp))
     }
 
     /// CASes one copy of `fp` out of `bucket`. False if the bucket holds none.
     #[inline]
     fn take(&self, bucket: u64, fp: u32) -> bool {
-        let pattern = fpr::broadcast::<W>(fp);
-        self.change_lane(
-            bucket,
-            |word| fpr::zero_lanes::<W>(word ^ pattern),
-            fpr::without_lane::<W>,
-        )
+        self.change_word(bucket, |word, mask| W::take_from(word, mask, fp))
     }
 
     /// The one CAS loop of a single-bucket step: in each word of `bucket`,
-    /// finds the first of its lanes that `find` flags (by their high bits) and
-    /// CASes the word to `change(word, lane)`. False once no word of the bucket
-    /// has a flagged lane. Retries only when the word changed under it (another
-    /// operation's step), finding the lane again in the value it failed on.
+    /// asks `change(word, mask)` (`mask` flagging the bucket's lanes of the
+    /// word) for the word's new value and CASes it in. False once `change`
+    /// has no new value for any word of the bucket. Retries only when the word
+    /// changed under it (another operation's step), asking again with the
+    /// value it failed on.
     #[inline(always)]
-    fn change_lane(
-        &self,
-        bucket: u64,
-        find: impl Fn(u64) -> u64,
-        change: impl Fn(u64, u32) -> u64,
-    ) -> bool {
+    fn change_word(&self, bucket: u64, change: impl Fn(u64, u64) -> Option<u64>) -> bool {
         let locus = self.locus(bucket);
         for k in 0..W::WORDS_PER_BUCKET {
             let mask = locus.mask[k];
@@ -357,13 +345,8 @@ impl<W: Width> Table<W> {
             }
             let cell = self.word(locus.index(k));
             let mut word = cell.load(Ordering::Acquire);
-            loop {
-                let flags = find(word) & mask;
-                if flags == 0 {
-                    break;
-                }
-                let lane = fpr::first_lane::<W>(flags);
-                match cell.compare_exchange(word, change(word, lane), SUCCESS, FAILURE) {
+            while let Some(new) = change(word, mask) {
+                match cell.compare_exchange(word, new, SUCCESS, FAILURE) {
                     Ok(_) => return true,
                     Err(now) => word = now,
                 }
