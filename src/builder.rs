@@ -290,7 +290,8 @@ mod tests {
             (0.03, FingerprintBits::Bits8),
             (0.01, FingerprintBits::Bits10),
             (0.002, FingerprintBits::Bits12),
-            (1e-4, FingerprintBits::Bits21),
+            (1e-4, FingerprintBits::Bits17),
+            (1e-5, FingerprintBits::Bits21),
             (1e-6, FingerprintBits::Bits32),
         ] {
             assert_eq!(pick(rate), Ok(bits), "{rate}");
@@ -310,8 +311,10 @@ mod tests {
             forced(0.002, FingerprintBits::Bits10),
             Err(BuildError::UnreachableFalsePositiveRate { bits: 10, .. })
         ));
-        // The cheapest in memory, not the first listed.
+        // The cheapest in memory; of equal cost, the faster (plain) one.
         assert_eq!(cheapest(|b| b.bits() >= 12), Some(FingerprintBits::Bits12));
+        assert_eq!(cheapest(|b| b.bits() >= 16), Some(FingerprintBits::Bits16));
+        assert_eq!(cheapest(|b| b.bits() >= 17), Some(FingerprintBits::Bits17));
         assert_eq!(cheapest(|_| false), None);
     }
 
@@ -321,7 +324,7 @@ mod tests {
         assert_eq!(pick(0.05), Ok(FingerprintBits::Bits8));
         assert_eq!(pick(0.03), Ok(FingerprintBits::Bits8));
         assert_eq!(pick(0.02), Ok(FingerprintBits::Bits10));
-        assert_eq!(pick(1e-4), Ok(FingerprintBits::Bits21));
+        assert_eq!(pick(1e-4), Ok(FingerprintBits::Bits17));
         assert_eq!(pick(2e-9), Ok(FingerprintBits::Bits32));
         assert!(matches!(
             pick(1e-10),

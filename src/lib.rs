@@ -90,7 +90,8 @@ mod format;
 mod growable;
 mod hasher;
 mod merge;
-// The semi-sorted bucket codec (issue #10), not yet used by the table.
+// The semi-sorted bucket codec (issue #10): the 17-bit layout uses its
+// one-bucket-per-word codec; the two-buckets-per-word `half` is not used yet.
 #[allow(dead_code)]
 mod semisorted;
 mod sync;

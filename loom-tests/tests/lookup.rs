@@ -136,3 +136,16 @@ fn contains_vs_reverse_move_into_first_bucket_across_words() {
 fn contains_vs_reverse_move_into_first_bucket_across_words_roles_swapped() {
     contains_during_relocation(FingerprintBits::Bits12, 3, 0, 0, Roles::RacerOnMain);
 }
+
+/// Semi-sorted 17-bit buckets: every change re-encodes the whole word, so a
+/// fingerprint has no stable slot and moves are by value. Move 0 -> 3, contains
+/// reads 3 first.
+#[test]
+fn contains_vs_move_into_first_bucket_semi_sorted() {
+    contains_during_relocation(FingerprintBits::Bits17, 0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_move_into_first_bucket_semi_sorted_roles_swapped() {
+    contains_during_relocation(FingerprintBits::Bits17, 0, 3, 3, Roles::RacerOnMain);
+}

@@ -5,7 +5,7 @@
 //! offset  size  field
 //!      0     8  magic "LFCUCKOO"
 //!      8     2  format version (1)
-//!     10     1  fingerprint bits (8, 10, 12, 16, 21 or 32)
+//!     10     1  fingerprint bits (8, 10, 12, 16, 17 = semi-sorted, 21 or 32)
 //!     11     1  slots per bucket (4)
 //!     12     4  flags (0)
 //!     16     8  hasher id     (HasherIdentity::ID; 1 = DefaultHashBuilder)
@@ -15,7 +15,9 @@
 //!     48     8  table words W (= ceil(buckets · 4 / floor(64 / bits)))
 //!     56   8·W  the table words, LE: floor(64 / bits) slots each, from bit 0
 //!               up, slot k of bucket b in lane (4b + k) of the whole table,
-//!               0 = empty; bits outside every slot are 0
+//!               0 = empty; bits outside every slot are 0. At 17 bits each
+//!               word is one semi-sorted bucket (src/semisorted.rs), as the
+//!               codec writes it
 //! 56+8·W     4  CRC-32C of bytes [0, 56 + 8·W)
 //! ```
 //!
@@ -224,7 +226,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
     if !valid_bucket_count(buckets) {
         return Err(DecodeError::InvalidBucketCount { buckets });
     }
-    let expected_words = table::words_for(bits.bits(), buckets);
+    let expected_words = table::words_for(bits.slots_per_word(), buckets);
     if words != expected_words {
         return Err(DecodeError::WordCountMismatch {
             expected: expected_words,
@@ -301,7 +303,15 @@ fn nonzero_padding<W: Width>(body: &[u8], buckets: u64) -> Option<u64> {
 
 /// Checks the table's contents, then allocates and fills it.
 fn decode_table<W: Width>(p: &Parsed<'_>) -> Result<Table<W>, DecodeError> {
-    if let Some(word) = nonzero_padding::<W>(p.body, p.buckets) {
+    if W::SORTED {
+        if let Some(word) = p
+            .body
+            .chunks_exact(8)
+            .position(|c| !W::valid_word(word_at(c)))
+        {
+            return Err(DecodeError::InvalidBucket { word: word as u64 });
+        }
+    } else if let Some(word) = nonzero_padding::<W>(p.body, p.buckets) {
         return Err(DecodeError::NonzeroPadding { word });
     }
     let found: u64 = p
@@ -331,7 +341,10 @@ mod tests {
     fn slots_are_packed_into_words_in_order() {
         // Slot k of bucket b is lane 4b + k of the table: lane L mod (64 / f)
         // of word L / (64 / f), from bit 0 up.
-        for bits in FingerprintBits::ALL {
+        for bits in FingerprintBits::ALL
+            .into_iter()
+            .filter(|b| *b != FingerprintBits::Bits17)
+        {
             let f = CuckooFilter::with_buckets(6, bits, DefaultHashBuilder::default()).unwrap();
             let fp = 0x25a; // fits every width but 8
             let fp = if bits.bits() == 8 { 0x5a } else { fp };
@@ -364,7 +377,10 @@ mod tests {
 
     #[test]
     fn padding_must_be_zero() {
-        for bits in FingerprintBits::ALL {
+        for bits in FingerprintBits::ALL
+            .into_iter()
+            .filter(|b| *b != FingerprintBits::Bits17)
+        {
             let f = CuckooFilter::with_buckets(2, bits, DefaultHashBuilder::default()).unwrap();
             let bytes = f.to_bytes();
             let body_len = bytes.len() - HEADER_LEN - 4;

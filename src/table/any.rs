@@ -5,7 +5,7 @@
 
 use super::{Full, Table, SLOTS};
 use crate::error::AllocError;
-use crate::fingerprint::{FingerprintBits, W10, W12, W16, W21, W32, W8};
+use crate::fingerprint::{FingerprintBits, W10, W12, W16, W17, W21, W32, W8};
 
 /// The table behind a filter (and behind each table of a growable filter's
 /// chain), one variant per fingerprint width.
@@ -14,6 +14,7 @@ pub(crate) enum AnyTable {
     Bits10(Table<W10>),
     Bits12(Table<W12>),
     Bits16(Table<W16>),
+    Bits17(Table<W17>),
     Bits21(Table<W21>),
     Bits32(Table<W32>),
 }
@@ -26,6 +27,7 @@ macro_rules! dispatch {
             $crate::table::AnyTable::Bits10($t) => $body,
             $crate::table::AnyTable::Bits12($t) => $body,
             $crate::table::AnyTable::Bits16($t) => $body,
+            $crate::table::AnyTable::Bits17($t) => $body,
             $crate::table::AnyTable::Bits21($t) => $body,
             $crate::table::AnyTable::Bits32($t) => $body,
         }
@@ -59,6 +61,11 @@ macro_rules! with_width {
                 let $wrap = $crate::table::AnyTable::Bits16;
                 $body
             }
+            $crate::fingerprint::FingerprintBits::Bits17 => {
+                type $W = $crate::fingerprint::W17;
+                let $wrap = $crate::table::AnyTable::Bits17;
+                $body
+            }
             $crate::fingerprint::FingerprintBits::Bits21 => {
                 type $W = $crate::fingerprint::W21;
                 let $wrap = $crate::table::AnyTable::Bits21;
@@ -88,6 +95,7 @@ impl AnyTable {
             AnyTable::Bits10(_) => FingerprintBits::Bits10,
             AnyTable::Bits12(_) => FingerprintBits::Bits12,
             AnyTable::Bits16(_) => FingerprintBits::Bits16,
+            AnyTable::Bits17(_) => FingerprintBits::Bits17,
             AnyTable::Bits21(_) => FingerprintBits::Bits21,
             AnyTable::Bits32(_) => FingerprintBits::Bits32,
         }

@@ -46,26 +46,26 @@ pub(crate) use any::{dispatch, with_width, AnyTable};
 /// Largest bucket count: bucket indices come from the low 32 bits of the hash.
 pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
 
-/// Words that `buckets` buckets of `bits`-bit fingerprints fill (4 slots a
-/// bucket, `64 / bits` slots a word). At most 2^33 for the largest table.
-pub(crate) fn words_for(bits: u32, buckets: u64) -> u64 {
-    (buckets * u64::from(SLOTS)).div_ceil(u64::from(64 / bits))
+/// Words that `buckets` buckets fill with `lanes` slots a word (4 slots a
+/// bucket; [`FingerprintBits::slots_per_word`](crate::FingerprintBits::slots_per_word)).
+/// At most 2^33 for the largest table.
+pub(crate) fn words_for(lanes: u32, buckets: u64) -> u64 {
+    (buckets * u64::from(SLOTS)).div_ceil(u64::from(lanes))
 }
 
-/// Blocks (see [`Block`]) allocated for `buckets` buckets of `bits`-bit
-/// fingerprints: the words, rounded up to whole blocks, plus, for widths
-/// whose buckets may span two words, [`LINE_SLACK`] blocks so that the words
-/// can start on a 64-byte line (see [`Table::new`]).
-pub(crate) fn blocks_for(bits: u32, buckets: u64) -> u64 {
-    let lanes = 64 / bits;
+/// Blocks (see [`Block`]) allocated for `buckets` buckets with `lanes` slots
+/// a word: the words, rounded up to whole blocks, plus, for layouts whose
+/// buckets may span two words, [`LINE_SLACK`] blocks so that the words can
+/// start on a 64-byte line (see [`Table::new`]).
+pub(crate) fn blocks_for(lanes: u32, buckets: u64) -> u64 {
     let spans = lanes % SLOTS != 0 && SLOTS % lanes != 0;
-    words_for(bits, buckets).div_ceil(2) + if spans { LINE_SLACK } else { 0 }
+    words_for(lanes, buckets).div_ceil(2) + if spans { LINE_SLACK } else { 0 }
 }
 
-/// Bytes of table memory for `buckets` buckets of `bits`-bit fingerprints:
+/// Bytes of table memory for `buckets` buckets with `lanes` slots a word:
 /// whole 16-byte blocks (see [`blocks_for`]).
-pub(crate) fn table_bytes_for(bits: u32, buckets: u64) -> u64 {
-    blocks_for(bits, buckets) * 16
+pub(crate) fn table_bytes_for(lanes: u32, buckets: u64) -> u64 {
+    blocks_for(lanes, buckets) * 16
 }
 
 /// Blocks that a table of spanning buckets allocates beyond its words: the
@@ -144,7 +144,7 @@ impl<W: Width> Table<W> {
     /// `buckets` must be even and in `2..=MAX_BUCKETS` (the builder checks).
     pub(crate) fn new(buckets: u64) -> Result<Self, AllocError> {
         debug_assert!(valid_bucket_count(buckets));
-        let blocks = usize::try_from(blocks_for(W::BITS, buckets))
+        let blocks = usize::try_from(blocks_for(W::LANES, buckets))
             .map_err(|_| Self::alloc_error(buckets))?;
         let blocks = zeroed_blocks(blocks).ok_or_else(|| Self::alloc_error(buckets))?;
         // A bucket that may span two words must not span two cache lines: a
@@ -168,13 +168,13 @@ impl<W: Width> Table<W> {
 
     /// Words needed for `buckets` buckets.
     pub(crate) fn words_for(buckets: u64) -> u64 {
-        words_for(W::BITS, buckets)
+        words_for(W::LANES, buckets)
     }
 
     /// The error for a table of `buckets` buckets that cannot be allocated.
     pub(crate) fn alloc_error(buckets: u64) -> AllocError {
         AllocError {
-            bytes: table_bytes_for(W::BITS, buckets),
+            bytes: table_bytes_for(W::LANES, buckets),
         }
     }
 
@@ -289,9 +289,22 @@ impl<W: Width> Table<W> {
         words
     }
 
-    /// The fingerprint in slot `slot` of a bucket read by [`Self::load_bucket`].
+    /// The four fingerprints (0 for an empty slot) of a bucket read by
+    /// [`Self::load_bucket`], in slot order; for a semi-sorted bucket, in its
+    /// (ascending) order, which no slot keeps.
     #[inline(always)]
-    pub(crate) fn slot_value(&self, words: &BucketWords, bucket: u64, slot: u32) -> u32 {
+    pub(crate) fn bucket_fingerprints(&self, words: &BucketWords, bucket: u64) -> [u32; 4] {
+        if W::SORTED {
+            W::sorted_fingerprints(words[0])
+        } else {
+            std::array::from_fn(|s| self.slot_value(words, bucket, s as u32))
+        }
+    }
+
+    /// The fingerprint in slot `slot` of a bucket read by [`Self::load_bucket`]
+    /// (plain layouts; [`Self::bucket_fingerprints`] for any).
+    #[inline(always)]
+    fn slot_value(&self, words: &BucketWords, bucket: u64, slot: u32) -> u32 {
         let first_slot = bucket as usize * SLOTS as usize;
         let index = first_slot + slot as usize;
         let lanes = W::LANES as usize;
@@ -532,8 +545,7 @@ impl<W: Width> Table<W> {
     pub(crate) fn for_each_fingerprint(&self, mut f: impl FnMut(u64, u32)) {
         for bucket in 0..self.buckets {
             let words = self.load_bucket(bucket);
-            for slot in 0..SLOTS {
-                let fp = self.slot_value(&words, bucket, slot);
+            for fp in self.bucket_fingerprints(&words, bucket) {
                 if fp != 0 {
                     f(bucket, fp);
                 }
@@ -549,7 +561,7 @@ pub(crate) struct Full;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fingerprint::{W10, W12, W16, W21, W32, W8};
+    use crate::fingerprint::{W10, W12, W16, W17, W21, W32, W8};
 
     fn involution<W: Width>(buckets: u64) {
         let t = Table::<W>::new(buckets).unwrap();
@@ -570,6 +582,7 @@ mod tests {
             involution::<W10>(n);
             involution::<W12>(n);
             involution::<W16>(n);
+            involution::<W17>(n);
             involution::<W21>(n);
             involution::<W32>(n);
         }
@@ -587,11 +600,10 @@ mod tests {
         }
         for b in 0..buckets {
             let words = t.load_bucket(b);
+            let fps = t.bucket_fingerprints(&words, b);
             for s in 0..SLOTS {
-                assert_eq!(
-                    t.slot_value(&words, b, s),
-                    (b * 4 + u64::from(s) + 1) as u32
-                );
+                // Put in ascending order: a sorted bucket keeps that order.
+                assert_eq!(fps[s as usize], (b * 4 + u64::from(s) + 1) as u32);
             }
             assert!(t.holds(&words, b, (b * 4 + 1) as u32));
             assert!(
@@ -610,6 +622,7 @@ mod tests {
         buckets_are_independent::<W10>();
         buckets_are_independent::<W12>();
         buckets_are_independent::<W16>();
+        buckets_are_independent::<W17>();
         buckets_are_independent::<W21>();
         buckets_are_independent::<W32>();
     }
@@ -636,7 +649,7 @@ mod tests {
             );
             assert_eq!(
                 size_of_val(&*t.blocks) as u64,
-                table_bytes_for(W::BITS, buckets)
+                table_bytes_for(W::LANES, buckets)
             );
         }
     }
@@ -646,12 +659,13 @@ mod tests {
         lines_hold_whole_buckets::<W10>();
         lines_hold_whole_buckets::<W12>();
         lines_hold_whole_buckets::<W21>();
-        assert_eq!(words_for(10, 3), 2);
-        assert_eq!(words_for(12, 10), 8);
-        assert_eq!(words_for(16, 10), 10);
+        assert_eq!(words_for(6, 3), 2);
+        assert_eq!(words_for(5, 10), 8);
+        assert_eq!(words_for(4, 10), 10);
         assert_eq!(words_for(8, 10), 5);
-        assert_eq!(words_for(32, 10), 20);
-        assert_eq!(table_bytes_for(12, 10), (4 + LINE_SLACK) * 16);
+        assert_eq!(words_for(2, 10), 20);
+        assert_eq!(table_bytes_for(5, 10), (4 + LINE_SLACK) * 16);
+        assert_eq!(table_bytes_for(4, 10), 5 * 16);
     }
 
     #[test]

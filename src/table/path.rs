@@ -9,7 +9,7 @@
 //! a path abandoned halfway leaves only valid relocations behind. Nothing is
 //! ever evicted: there is no victim slot and no random walk that drops an item.
 
-use super::{Position, Table, SLOTS};
+use super::{Position, Table};
 use crate::fingerprint::Width;
 
 /// Most displacements in one path. Five reaches more than 95 % load with
@@ -129,8 +129,7 @@ pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> 
     while head < nodes.len() {
         let node = nodes[head];
         let words = table.load_bucket(node.bucket);
-        let fps: [u32; SLOTS as usize] =
-            std::array::from_fn(|s| table.slot_value(&words, node.bucket, s as u32));
+        let fps = table.bucket_fingerprints(&words, node.bucket);
         if fps.contains(&0) {
             return Some(trace(&nodes, head));
         }

@@ -19,6 +19,7 @@ fn bits() -> impl Strategy<Value = FingerprintBits> {
         Just(FingerprintBits::Bits10),
         Just(FingerprintBits::Bits12),
         Just(FingerprintBits::Bits16),
+        Just(FingerprintBits::Bits17),
         Just(FingerprintBits::Bits21),
         Just(FingerprintBits::Bits32),
     ]
@@ -149,12 +150,14 @@ proptest! {
         let body = HEADER..bytes.len() - 4;
         let n = garbage.len().min(body.len());
         bytes[body.start..body.start + n].copy_from_slice(&garbage[..n]);
-        if fix_count {
+        // Semi-sorted words: garbage is mostly not a bucket the codec writes
+        // (refused, `InvalidBucket`), and there are no lanes to count.
+        if fix_count && bits != FingerprintBits::Bits17 {
             // Clear the bits outside every slot (the top bits of a word of
             // 10, 12 or 21-bit slots, slots past the last bucket), then count
             // the nonzero slots.
             let f_bits = bits.bits();
-            let lanes = 64 / f_bits as usize;
+            let lanes = bits.slots_per_word() as usize;
             let slots = buckets as usize * 4;
             prop_assert_eq!(body.len() / 8, slots.div_ceil(lanes));
             let mut count = 0u64;
@@ -189,7 +192,7 @@ proptest! {
                 }
             }
             Err(e) => prop_assert!(
-                !(fix_checksum && fix_count),
+                !(fix_checksum && fix_count && bits != FingerprintBits::Bits17),
                 "a consistent table was refused: {}", e
             ),
         }

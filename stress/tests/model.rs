@@ -43,6 +43,7 @@ fn bits() -> impl Strategy<Value = FingerprintBits> {
         Just(FingerprintBits::Bits10),
         Just(FingerprintBits::Bits12),
         Just(FingerprintBits::Bits16),
+        Just(FingerprintBits::Bits17),
         Just(FingerprintBits::Bits21),
         Just(FingerprintBits::Bits32),
     ]
