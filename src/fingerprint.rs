@@ -50,7 +50,7 @@ pub enum FingerprintBits {
     /// ```
     Bits8,
     /// 10-bit fingerprints, six to a word (a bucket may span two words): about
-    /// 0.75 % false positives at full load, 11.2 bits per item.
+    /// 0.73 % false positives at full load, 11.3 bits per item.
     ///
     /// ```
     /// # use lockfree_cuckoo_filter::FingerprintBits;
@@ -59,7 +59,7 @@ pub enum FingerprintBits {
     /// ```
     Bits10,
     /// 12-bit fingerprints, five to a word (a bucket may span two words):
-    /// about 0.19 % false positives at full load, 13.4 bits per item.
+    /// about 0.19 % false positives at full load, 13.6 bits per item.
     ///
     /// ```
     /// # use lockfree_cuckoo_filter::FingerprintBits;
@@ -79,7 +79,7 @@ pub enum FingerprintBits {
     /// paper's §5.2): a bucket's four fingerprints are kept sorted, so their
     /// four 4-bit prefixes fit in a 12-bit code, and a bucket of four 17-bit
     /// fingerprints is one 64-bit word. The memory of 16-bit fingerprints
-    /// with half their false positives: about 0.0058 % at full load, 17.2 bits
+    /// with half their false positives: about 0.0057 % at full load, 17 bits
     /// per item. Lookups decode the bucket's code through an 8 KiB table, and
     /// every change re-encodes the whole word (one CAS, as for every layout).
     ///
@@ -91,7 +91,7 @@ pub enum FingerprintBits {
     /// ```
     Bits17,
     /// 21-bit fingerprints, three to a word (every bucket spans two words):
-    /// about 4 in 10^6 false positives at full load, 22.5 bits per item.
+    /// about 4 in 10^6 false positives at full load, 22.7 bits per item.
     ///
     /// ```
     /// # use lockfree_cuckoo_filter::FingerprintBits;
