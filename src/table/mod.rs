@@ -342,6 +342,31 @@ impl<W: Width> Table<W> {
         self.change_word(bucket, |word, mask| W::take_from(word, mask, fp))
     }
 
+    /// [`Self::take`], but the first CAS on each word of `bucket` expects the
+    /// value in `words` (read earlier by [`Self::load_bucket`]) instead of
+    /// loading it: a stale value costs one failed CAS, which reads the word.
+    /// A word whose value in `words` holds no `fp` is not looked at again;
+    /// false then means only that this take found no copy, and the caller
+    /// falls back on an announced, validated [`Self::remove_copy`].
+    fn take_expecting(&self, bucket: u64, words: BucketWords, fp: u32) -> bool {
+        let locus = self.locus(bucket);
+        for k in 0..W::WORDS_PER_BUCKET {
+            let mask = locus.mask[k];
+            if W::SPANS && mask == 0 {
+                continue;
+            }
+            let cell = self.word(locus.index(k));
+            let mut word = words[k];
+            while let Some(new) = W::take_from(word, mask, fp) {
+                match cell.compare_exchange(word, new, SUCCESS, FAILURE) {
+                    Ok(_) => return true,
+                    Err(now) => word = now,
+                }
+            }
+        }
+        false
+    }
+
     /// The one CAS loop of a single-bucket step: in each word of `bucket`,
     /// asks `change(word, mask)` (`mask` flagging the bucket's lanes of the
     /// word) for the word's new value and CASes it in. False once `change`
@@ -484,7 +509,8 @@ impl<W: Width> Table<W> {
     /// the clear returned: see [`clear`].)
     pub(crate) fn relocate(&self, src: u64, fp: u32, dst: u64) -> bool {
         debug_assert_eq!(self.alternate(src, fp), dst);
-        if !self.holds(&self.load_bucket(src), src, fp) {
+        let words = self.load_bucket(src);
+        if !self.holds(&words, src, fp) {
             return false;
         }
         let stripe = self.relocations.stripe(src, dst);
@@ -494,8 +520,10 @@ impl<W: Width> Table<W> {
         }
         relocation::publish(self.relocations.for_pair(src, dst));
         // The take is announced by the publish just before it, as a by-slot
-        // clear was.
-        if self.take(src, fp) {
+        // clear was. Its CAS expects the words read before the copy (a
+        // failed CAS reads the word again), so a move costs the loads it
+        // always did.
+        if self.take_expecting(src, words, fp) {
             return true;
         }
         let pos = Position {
