@@ -350,13 +350,14 @@ impl<W: Width> Table<W> {
     /// falls back on an announced, validated [`Self::remove_copy`].
     fn take_expecting(&self, bucket: u64, words: BucketWords, fp: u32) -> bool {
         let locus = self.locus(bucket);
-        for k in 0..W::WORDS_PER_BUCKET {
-            let mask = locus.mask[k];
+        for (k, (mut word, mask)) in words.into_iter().zip(locus.mask).enumerate() {
+            if k == W::WORDS_PER_BUCKET {
+                break;
+            }
             if W::SPANS && mask == 0 {
                 continue;
             }
             let cell = self.word(locus.index(k));
-            let mut word = words[k];
             while let Some(new) = W::take_from(word, mask, fp) {
                 match cell.compare_exchange(word, new, SUCCESS, FAILURE) {
                     Ok(_) => return true,
