@@ -109,14 +109,20 @@ impl<S> Builder<S> {
     }
 
     /// The false-positive rate wanted at full load. Without
-    /// [`fingerprint_bits`](Self::fingerprint_bits), picks the shortest
-    /// fingerprint (8, 16 or 32 bits) that reaches it; with it, checks that the
-    /// given width does. `build` fails for a rate outside (0, 1) or unreachable.
+    /// [`fingerprint_bits`](Self::fingerprint_bits), picks, among all
+    /// [layouts](FingerprintBits::ALL), the one with the least memory per slot
+    /// whose bound at full load ([`FingerprintBits::false_positive_rate`] at
+    /// load 0.95) meets it; with it, checks that the given width does. `build`
+    /// fails for a rate outside (0, 1) or unreachable.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.05).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits8);
+    /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.01).build()?;
+    /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits10);
+    /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.002).build()?;
+    /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits12);
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(1e-6).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits32);
     /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
@@ -201,12 +207,21 @@ impl<S> Builder<S> {
         match self.fingerprint_bits {
             Some(bits) if reaches(bits) => Ok(bits),
             Some(bits) => Err(unreachable_rate(rate, bits)),
-            None => FingerprintBits::ALL
-                .into_iter()
-                .find(|&b| reaches(b))
-                .ok_or_else(|| unreachable_rate(rate, FingerprintBits::Bits32)),
+            None => {
+                cheapest(reaches).ok_or_else(|| unreachable_rate(rate, FingerprintBits::Bits32))
+            }
         }
     }
+}
+
+/// The layout with the least table memory per slot among those that `meets`,
+/// ties going to the one listed first in [`FingerprintBits::ALL`] (plain
+/// layouts, then fewer words per bucket: the faster one).
+pub(crate) fn cheapest(meets: impl Fn(FingerprintBits) -> bool) -> Option<FingerprintBits> {
+    FingerprintBits::ALL
+        .into_iter()
+        .filter(|&b| meets(b))
+        .min_by(|a, b| a.bits_per_slot().total_cmp(&b.bits_per_slot()))
 }
 
 fn unreachable_rate(rate: f64, bits: FingerprintBits) -> BuildError {
@@ -267,12 +282,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rates_pick_the_cheapest_layout() {
+        // The rates of the README's table and the layouts they need: pure
+        // arithmetic on the bounds at load 0.95.
+        let pick = |r: f64| Builder::default().false_positive_rate(r).choose_bits();
+        for (rate, bits) in [
+            (0.03, FingerprintBits::Bits8),
+            (0.01, FingerprintBits::Bits10),
+            (0.002, FingerprintBits::Bits12),
+            (1e-4, FingerprintBits::Bits17),
+            (1e-5, FingerprintBits::Bits21),
+            (1e-6, FingerprintBits::Bits32),
+        ] {
+            assert_eq!(pick(rate), Ok(bits), "{rate}");
+        }
+        // Forcing a width still forces it, and is checked.
+        let forced = |r: f64, b| {
+            Builder::default()
+                .false_positive_rate(r)
+                .fingerprint_bits(b)
+                .choose_bits()
+        };
+        assert_eq!(
+            forced(0.03, FingerprintBits::Bits16),
+            Ok(FingerprintBits::Bits16)
+        );
+        assert!(matches!(
+            forced(0.002, FingerprintBits::Bits10),
+            Err(BuildError::UnreachableFalsePositiveRate { bits: 10, .. })
+        ));
+        // The cheapest in memory; of equal cost, the faster (plain) one.
+        assert_eq!(cheapest(|b| b.bits() >= 12), Some(FingerprintBits::Bits12));
+        assert_eq!(cheapest(|b| b.bits() >= 16), Some(FingerprintBits::Bits16));
+        assert_eq!(cheapest(|b| b.bits() >= 17), Some(FingerprintBits::Bits17));
+        assert_eq!(cheapest(|_| false), None);
+    }
+
+    #[test]
     fn rates_pick_the_shortest_width() {
         let pick = |r: f64| Builder::default().false_positive_rate(r).choose_bits();
         assert_eq!(pick(0.05), Ok(FingerprintBits::Bits8));
         assert_eq!(pick(0.03), Ok(FingerprintBits::Bits8));
-        assert_eq!(pick(0.02), Ok(FingerprintBits::Bits16));
-        assert_eq!(pick(1e-4), Ok(FingerprintBits::Bits32));
+        assert_eq!(pick(0.02), Ok(FingerprintBits::Bits10));
+        assert_eq!(pick(1e-4), Ok(FingerprintBits::Bits17));
         assert_eq!(pick(2e-9), Ok(FingerprintBits::Bits32));
         assert!(matches!(
             pick(1e-10),

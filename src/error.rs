@@ -238,7 +238,7 @@ pub enum DecodeError {
         /// The version found.
         version: u16,
     },
-    /// The fingerprint width is not 8, 16 or 32 bits.
+    /// The fingerprint width is not one of [`FingerprintBits::ALL`](crate::FingerprintBits::ALL).
     UnknownFingerprintBits {
         /// The width found.
         bits: u8,
@@ -308,6 +308,46 @@ pub enum DecodeError {
         /// Fingerprints found in the table.
         found: u64,
     },
+    /// A table word has bits set outside its slots: above the last slot of
+    /// the word (10, 12 and 21-bit fingerprints leave the top `64 mod bits`
+    /// bits of each word unused), or in a slot past the last bucket.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, FingerprintBits};
+    ///
+    /// let f = CuckooFilter::builder().capacity(10).fingerprint_bits(FingerprintBits::Bits12).build()?;
+    /// let mut bytes = f.to_bytes();
+    /// bytes[56 + 7] |= 0x80; // the top bit of the first word, above its five slots
+    /// let n = bytes.len();
+    /// let crc = crc32c::crc32c(&bytes[..n - 4]);
+    /// bytes[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    /// assert_eq!(CuckooFilter::from_bytes(&bytes).unwrap_err(), DecodeError::NonzeroPadding { word: 0 });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    NonzeroPadding {
+        /// Index of the first such word in the table.
+        word: u64,
+    },
+    /// A word of a semi-sorted table ([`FingerprintBits::Bits17`](crate::FingerprintBits::Bits17))
+    /// is not one the codec writes: an unused prefix code, or fingerprints
+    /// out of order.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, FingerprintBits};
+    ///
+    /// let f = CuckooFilter::builder().capacity(10).fingerprint_bits(FingerprintBits::Bits17).build()?;
+    /// let mut bytes = f.to_bytes();
+    /// bytes[56 + 7] = 0xff; // the code of the first bucket: 4095, unused
+    /// let n = bytes.len();
+    /// let crc = crc32c::crc32c(&bytes[..n - 4]);
+    /// bytes[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    /// assert_eq!(CuckooFilter::from_bytes(&bytes).unwrap_err(), DecodeError::InvalidBucket { word: 0 });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    InvalidBucket {
+        /// Index of the first such word in the table.
+        word: u64,
+    },
     /// The allocator could not provide the table's memory.
     AllocationFailed(AllocError),
     /// A growable filter's chain of tables is not one that growth produces:
@@ -328,7 +368,7 @@ impl fmt::Display for DecodeError {
                 write!(f, "unsupported cuckoo filter format version {version}")
             }
             DecodeError::UnknownFingerprintBits { bits } => {
-                write!(f, "unknown fingerprint width {bits} (expected 8, 16 or 32 bits)")
+                write!(f, "unknown fingerprint width {bits} (expected 8, 10, 12, 16, 17, 21 or 32 bits)")
             }
             DecodeError::UnsupportedBucketSize { slots } => {
                 write!(f, "unsupported bucket size {slots} (expected 4 slots)")
@@ -365,6 +405,12 @@ impl fmt::Display for DecodeError {
                 f,
                 "item count {recorded} disagrees with the {found} fingerprints in the table"
             ),
+            DecodeError::InvalidBucket { word } => {
+                write!(f, "table word {word} is not a semi-sorted bucket")
+            }
+            DecodeError::NonzeroPadding { word } => {
+                write!(f, "table word {word} has bits set outside its slots")
+            }
             DecodeError::AllocationFailed(e) => e.fmt(f),
         }
     }

@@ -2,18 +2,31 @@
 //! fingerprint (or an empty slot) inside a packed 64-bit word.
 //!
 //! The width is chosen at run time ([`FingerprintBits`], public) and fixed at
-//! compile time inside the table ([`Width`]: [`W8`], [`W16`], [`W32`]); the
-//! table module's `AnyTable` maps one to the other.
+//! compile time inside the table ([`Width`]: [`W8`], [`W10`], [`W12`],
+//! [`W16`], [`W21`], [`W32`]); the table module's `AnyTable` maps one to the
+//! other.
 //!
-//! A word holds `64 / BITS` lanes. A bucket is four consecutive lanes: half a
-//! word at 8 bits, one word at 16 bits, two words at 32 bits. A lane holding 0
-//! is an empty slot, which is why fingerprints are never 0.
+//! A word holds `64 / BITS` lanes, from bit 0 up; the `64 mod BITS` bits above
+//! them are unused and stay 0. A bucket is four consecutive lanes: half a word
+//! at 8 bits, one word at 16 bits, two words at 32 bits, and at 10, 12 and 21
+//! bits the end of one word and the start of the next (or the middle of one
+//! word). A lane holding 0 is an empty slot, which is why fingerprints are
+//! never 0.
+
+use crate::semisorted;
 
 /// Slots per bucket: a bucket is this many consecutive lanes.
 pub(crate) const SLOTS: u32 = 4;
 
 /// Bits per fingerprint. Longer fingerprints cost memory and buy a lower
 /// false-positive rate: about `8 / 2^bits` at full load.
+///
+/// Every slot lies inside one 64-bit word, `64 / bits` slots to a word (the
+/// unused top bits of a word stay zero), so a width costs `64 / ⌊64 / bits⌋`
+/// bits per slot: [`bits_per_slot`](Self::bits_per_slot). The widths are
+/// listed in [`ALL`](Self::ALL), cheapest first; the builder's
+/// [`false_positive_rate`](crate::Builder::false_positive_rate) picks the
+/// cheapest one that meets the rate asked.
 ///
 /// ```
 /// use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
@@ -28,49 +41,162 @@ pub(crate) const SLOTS: u32 = 4;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum FingerprintBits {
-    /// 8-bit fingerprints: about 3 % false positives at full load, 8.4 bits per
-    /// item.
+    /// 8-bit fingerprints, eight to a word: about 3 % false positives at full
+    /// load, 8.4 bits per item.
+    ///
+    /// ```
+    /// # use lockfree_cuckoo_filter::FingerprintBits;
+    /// assert_eq!(FingerprintBits::Bits8.bits_per_slot(), 8.0);
+    /// ```
     Bits8,
-    /// 16-bit fingerprints (the default): about 0.012 % false positives.
+    /// 10-bit fingerprints, six to a word (a bucket may span two words): about
+    /// 0.73 % false positives at full load, 11.3 bits per item.
+    ///
+    /// ```
+    /// # use lockfree_cuckoo_filter::FingerprintBits;
+    /// assert_eq!(FingerprintBits::Bits10.bits(), 10);
+    /// assert!((FingerprintBits::Bits10.bits_per_slot() - 64.0 / 6.0).abs() < 1e-12);
+    /// ```
+    Bits10,
+    /// 12-bit fingerprints, five to a word (a bucket may span two words):
+    /// about 0.19 % false positives at full load, 13.6 bits per item.
+    ///
+    /// ```
+    /// # use lockfree_cuckoo_filter::FingerprintBits;
+    /// assert_eq!(FingerprintBits::Bits12.bits_per_slot(), 12.8);
+    /// ```
+    Bits12,
+    /// 16-bit fingerprints (the default), four to a word, one bucket per word:
+    /// about 0.012 % false positives.
+    ///
+    /// ```
+    /// # use lockfree_cuckoo_filter::FingerprintBits;
+    /// assert_eq!(FingerprintBits::default(), FingerprintBits::Bits16);
+    /// ```
     #[default]
     Bits16,
-    /// 32-bit fingerprints: about 2 in 10^9 false positives.
+    /// 17-bit fingerprints in **semi-sorted** buckets (the cuckoo filter
+    /// paper's §5.2): a bucket's four fingerprints are kept sorted, so their
+    /// four 4-bit prefixes fit in a 12-bit code, and a bucket of four 17-bit
+    /// fingerprints is one 64-bit word. The memory of 16-bit fingerprints
+    /// with half their false positives: about 0.0057 % at full load, 17 bits
+    /// per item. Lookups decode the bucket's code through an 8 KiB table, and
+    /// every change re-encodes the whole word (one CAS, as for every layout).
+    ///
+    /// ```
+    /// # use lockfree_cuckoo_filter::FingerprintBits;
+    /// assert_eq!(FingerprintBits::Bits17.slots_per_word(), 4);
+    /// assert_eq!(FingerprintBits::Bits17.bits_per_slot(), 16.0);
+    /// assert!(FingerprintBits::Bits17.false_positive_rate(0.95) < 1e-4);
+    /// ```
+    Bits17,
+    /// 21-bit fingerprints, three to a word (every bucket spans two words):
+    /// about 4 in 10^6 false positives at full load, 22.7 bits per item.
+    ///
+    /// ```
+    /// # use lockfree_cuckoo_filter::FingerprintBits;
+    /// assert!(FingerprintBits::Bits21.false_positive_rate(1.0) < 4e-6);
+    /// ```
+    Bits21,
+    /// 32-bit fingerprints, two to a word, one bucket in two words: about 2 in
+    /// 10^9 false positives.
+    ///
+    /// ```
+    /// # use lockfree_cuckoo_filter::FingerprintBits;
+    /// assert_eq!(FingerprintBits::Bits32.bits_per_slot(), 32.0);
+    /// ```
     Bits32,
 }
 
 impl FingerprintBits {
-    /// All widths, shortest first.
-    pub const ALL: [FingerprintBits; 3] = [Self::Bits8, Self::Bits16, Self::Bits32];
+    /// All layouts, cheapest (in bits per slot) first, and shortest first;
+    /// of two that cost the same ([`Bits16`](Self::Bits16) and the
+    /// semi-sorted [`Bits17`](Self::Bits17)), the faster one first.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::FingerprintBits;
+    /// let all = FingerprintBits::ALL;
+    /// assert!(all.windows(2).all(|w| w[0].bits_per_slot() <= w[1].bits_per_slot()));
+    /// assert!(all.windows(2).all(|w| w[0].bits() < w[1].bits()));
+    /// ```
+    pub const ALL: [FingerprintBits; 7] = [
+        Self::Bits8,
+        Self::Bits10,
+        Self::Bits12,
+        Self::Bits16,
+        Self::Bits17,
+        Self::Bits21,
+        Self::Bits32,
+    ];
 
     /// The width in bits.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::FingerprintBits;
     /// assert_eq!(FingerprintBits::Bits32.bits(), 32);
+    /// assert_eq!(FingerprintBits::Bits12.bits(), 12);
     /// ```
     pub const fn bits(self) -> u32 {
         match self {
             Self::Bits8 => 8,
+            Self::Bits10 => 10,
+            Self::Bits12 => 12,
             Self::Bits16 => 16,
+            Self::Bits17 => 17,
+            Self::Bits21 => 21,
             Self::Bits32 => 32,
         }
     }
 
-    /// The width of `bits` bits, if it is one of the three offered.
+    /// The width of `bits` bits, if it is one of those offered
+    /// ([`ALL`](Self::ALL)).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::FingerprintBits;
     /// assert_eq!(FingerprintBits::from_bits(8), Some(FingerprintBits::Bits8));
-    /// assert_eq!(FingerprintBits::from_bits(12), None);
+    /// assert_eq!(FingerprintBits::from_bits(12), Some(FingerprintBits::Bits12));
+    /// assert_eq!(FingerprintBits::from_bits(13), None);
     /// assert!(FingerprintBits::ALL.iter().all(|b| FingerprintBits::from_bits(b.bits()) == Some(*b)));
     /// ```
     pub const fn from_bits(bits: u32) -> Option<Self> {
         match bits {
             8 => Some(Self::Bits8),
+            10 => Some(Self::Bits10),
+            12 => Some(Self::Bits12),
             16 => Some(Self::Bits16),
+            17 => Some(Self::Bits17),
+            21 => Some(Self::Bits21),
             32 => Some(Self::Bits32),
             _ => None,
         }
+    }
+
+    /// Fingerprints in one 64-bit word: `⌊64 / bits⌋`, and 4 for the
+    /// semi-sorted [`Bits17`](Self::Bits17).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::FingerprintBits;
+    /// assert_eq!(FingerprintBits::Bits10.slots_per_word(), 6);
+    /// assert_eq!(FingerprintBits::Bits16.slots_per_word(), 4);
+    /// assert_eq!(FingerprintBits::Bits17.slots_per_word(), 4);
+    /// ```
+    pub const fn slots_per_word(self) -> u32 {
+        match self {
+            Self::Bits17 => 4,
+            _ => 64 / self.bits(),
+        }
+    }
+
+    /// Table memory per slot, in bits: `64 / slots_per_word()` (the unused
+    /// top bits of each word included). A full table of `n` items needs about
+    /// `n / 0.95` slots.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::FingerprintBits;
+    /// assert_eq!(FingerprintBits::Bits12.bits_per_slot(), 12.8);
+    /// ```
+    pub fn bits_per_slot(self) -> f64 {
+        64.0 / f64::from(self.slots_per_word())
     }
 
     /// The false-positive rate bound at load factor `load` (0 to 1): a lookup
@@ -89,36 +215,133 @@ impl FingerprintBits {
     }
 }
 
+/// The lowest bit of each of the `64 / bits` lanes of a word.
+const fn low_bits(bits: u32) -> u64 {
+    let mut low = 0;
+    let mut lane = 0;
+    while lane < 64 / bits {
+        low |= 1 << (lane * bits);
+        lane += 1;
+    }
+    low
+}
+
 /// A fingerprint width, fixed at compile time so that each width gets its own
 /// monomorphised table: the run-time choice costs one predictable branch per
 /// operation (in `CuckooFilter`'s dispatch), never one per slot.
+///
+/// A bucket is the four consecutive lanes `4b .. 4b + 4`, lane `L` being lane
+/// `L mod LANES` of word `L / LANES`. With 8 or 16 bits a bucket lies inside
+/// one word, with 32 bits it is two whole words; with 10, 12 or 21 bits
+/// ([`SPANS`](Width::SPANS)) it may lie across two words, each of its slots
+/// inside one of them. The unused top `64 mod BITS` bits of every word stay 0.
 pub(crate) trait Width: Copy + Send + Sync + 'static {
-    /// Bits per fingerprint: 8, 16 or 32.
+    /// Bits per fingerprint.
     const BITS: u32;
-    /// Fingerprint lanes in one 64-bit word.
+    /// Fingerprint lanes in one 64-bit word (slots, for a semi-sorted word).
     const LANES: u32 = 64 / Self::BITS;
-    /// Slots of one bucket that share a word (4 when the bucket fits in one).
-    const SLOTS_PER_WORD: u32 = if Self::LANES < SLOTS {
-        Self::LANES
-    } else {
-        SLOTS
-    };
-    /// Words a bucket spans: 1, or 2 for 32-bit fingerprints.
-    const WORDS_PER_BUCKET: usize = (SLOTS / Self::SLOTS_PER_WORD) as usize;
+    /// Whether a word is one semi-sorted bucket ([`crate::semisorted`]),
+    /// decoded and re-encoded as a whole: the content methods below are then
+    /// the codec's, and there are no lanes (the lane constants only give the
+    /// table one bucket per word, `LANES = 4`, and a nonzero mask).
+    const SORTED: bool = false;
+    /// Words a bucket may touch: 1 when a word holds whole buckets, else 2.
+    const WORDS_PER_BUCKET: usize = if Self::LANES % SLOTS == 0 { 1 } else { 2 };
+    /// Whether a bucket's lanes may start in the middle of a word and run into
+    /// the next (10, 12, 21 bits). Such tables are aligned to 64-byte lines,
+    /// where a line of 8 words holds a whole number of buckets
+    /// (`8 · LANES` is a multiple of 4), so no bucket straddles a line.
+    const SPANS: bool = Self::LANES % SLOTS != 0 && SLOTS % Self::LANES != 0;
     /// Largest fingerprint, `2^BITS - 1`; fingerprints lie in `1..=MAX`.
     const MAX: u64 = (1u64 << Self::BITS) - 1;
-    /// The lowest bit of every lane.
-    const LOW: u64 = u64::MAX / Self::MAX;
-    /// The highest bit of every lane.
+    /// The lowest bit of every lane (none in the unused top bits).
+    const LOW: u64 = low_bits(Self::BITS);
+    /// The highest bit of every lane (none in the unused top bits).
     const HIGH: u64 = Self::LOW << (Self::BITS - 1);
+    /// The bits of a word that belong to a lane; the others stay 0.
+    const USED: u64 = Self::LOW.wrapping_mul(Self::MAX);
+
+    // ----- bucket contents, one word at a time --------------------------
+    //
+    // The table changes and reads a bucket only through these: each looks at
+    // one word and the lanes of it that belong to the bucket (`mask`, their
+    // high bits), and a change is a new value for the whole word, which the
+    // table installs by one CAS. They name fingerprints, never slots, so that
+    // a layout whose slots have no stable position (a semi-sorted bucket,
+    // re-encoded as a whole on every change) can implement them too. The
+    // defaults are the plain lane layout's.
+
+    /// Whether `mask`'s lanes of `word` hold `fp`.
+    #[inline(always)]
+    fn holds_in(word: u64, mask: u64, fp: u32) -> bool {
+        zero_lanes::<Self>(word ^ broadcast::<Self>(fp)) & mask != 0
+    }
+
+    /// `word` with `fp` put into one of `mask`'s empty slots; `None` if they
+    /// are all full.
+    #[inline(always)]
+    fn put_in(word: u64, mask: u64, fp: u32) -> Option<u64> {
+        let free = zero_lanes::<Self>(word) & mask;
+        (free != 0).then(|| with_lane::<Self>(word, first_lane::<Self>(free), fp))
+    }
+
+    /// `word` with one copy of `fp` taken out of `mask`'s slots; `None` if
+    /// they hold none.
+    #[inline(always)]
+    fn take_from(word: u64, mask: u64, fp: u32) -> Option<u64> {
+        let copies = zero_lanes::<Self>(word ^ broadcast::<Self>(fp)) & mask;
+        (copies != 0).then(|| without_lane::<Self>(word, first_lane::<Self>(copies)))
+    }
+
+    /// Copies of `fp` in `mask`'s slots of `word`.
+    #[inline(always)]
+    fn copies_in(word: u64, mask: u64, fp: u32) -> u32 {
+        (zero_lanes::<Self>(word ^ broadcast::<Self>(fp)) & mask).count_ones()
+    }
+
+    /// Occupied slots of `word` (all its lanes).
+    #[inline(always)]
+    fn occupied_in(word: u64) -> u32 {
+        Self::LANES - zero_lanes::<Self>(word).count_ones()
+    }
+
+    /// The four fingerprints of a semi-sorted bucket word, ascending (only
+    /// called when [`SORTED`](Width::SORTED)).
+    #[inline(always)]
+    fn sorted_fingerprints(word: u64) -> [u32; 4] {
+        let _ = word;
+        unreachable!("not a semi-sorted layout")
+    }
+
+    /// Whether `word` may be in a table of this layout as read from bytes
+    /// (the padding rules of plain layouts are checked by the decoder; a
+    /// semi-sorted word must be one the codec writes).
+    #[inline(always)]
+    fn valid_word(word: u64) -> bool {
+        let _ = word;
+        true
+    }
 }
 
 /// 8-bit fingerprints: two buckets per word.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct W8;
+/// 10-bit fingerprints: six per word, a bucket in one or two words.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct W10;
+/// 12-bit fingerprints: five per word, a bucket in one or two words.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct W12;
 /// 16-bit fingerprints: one bucket per word.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct W16;
+/// 17-bit fingerprints in semi-sorted buckets: one bucket per word, encoded by
+/// [`crate::semisorted`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct W17;
+/// 21-bit fingerprints: three per word, a bucket always in two words.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct W21;
 /// 32-bit fingerprints: one bucket in two words.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct W32;
@@ -126,8 +349,57 @@ pub(crate) struct W32;
 impl Width for W8 {
     const BITS: u32 = 8;
 }
+impl Width for W10 {
+    const BITS: u32 = 10;
+}
+impl Width for W12 {
+    const BITS: u32 = 12;
+}
 impl Width for W16 {
     const BITS: u32 = 16;
+}
+impl Width for W17 {
+    const BITS: u32 = 17;
+    const LANES: u32 = 4;
+    const SORTED: bool = true;
+
+    #[inline(always)]
+    fn holds_in(word: u64, _mask: u64, fp: u32) -> bool {
+        semisorted::holds(word, fp)
+    }
+
+    #[inline(always)]
+    fn put_in(word: u64, _mask: u64, fp: u32) -> Option<u64> {
+        semisorted::with(word, fp)
+    }
+
+    #[inline(always)]
+    fn take_from(word: u64, _mask: u64, fp: u32) -> Option<u64> {
+        semisorted::without(word, fp)
+    }
+
+    #[inline(always)]
+    fn copies_in(word: u64, _mask: u64, fp: u32) -> u32 {
+        let fps = semisorted::fingerprints(word);
+        fps.iter().filter(|&&f| f == fp).count() as u32
+    }
+
+    #[inline(always)]
+    fn occupied_in(word: u64) -> u32 {
+        semisorted::len(word)
+    }
+
+    #[inline(always)]
+    fn sorted_fingerprints(word: u64) -> [u32; 4] {
+        semisorted::fingerprints(word)
+    }
+
+    fn valid_word(word: u64) -> bool {
+        semisorted::is_canonical(word)
+    }
+}
+impl Width for W21 {
+    const BITS: u32 = 21;
 }
 impl Width for W32 {
     const BITS: u32 = 32;
@@ -139,6 +411,11 @@ impl Width for W32 {
 /// lane holding 1 just above a zero lane: in an 8-bit table that lane may belong
 /// to the neighbouring bucket, and a remove would clear the wrong fingerprint.
 /// Adding `0x7f..` to the low bits of a lane cannot carry out of the lane.
+///
+/// The unused top bits of a word (10, 12, 21-bit lanes) are never flagged,
+/// whatever `x` holds there: they are in `!HIGH`, which the last `|` sets and
+/// the `!` clears, and adding `!HIGH` to them cannot carry into a lane (they
+/// are the top of the word; a carry out of them is lost).
 #[inline(always)]
 pub(crate) fn zero_lanes<W: Width>(x: u64) -> u64 {
     let low_bits = !W::HIGH;
@@ -222,28 +499,101 @@ mod tests {
     #[test]
     fn zero_lanes_is_exact() {
         check_zero_lanes::<W8>();
+        check_zero_lanes::<W10>();
+        check_zero_lanes::<W12>();
         check_zero_lanes::<W16>();
+        check_zero_lanes::<W21>();
         check_zero_lanes::<W32>();
         // The borrow trap of the short formula: a zero lane under a lane of 1.
         assert_eq!(zero_lanes::<W8>(0x0100), 0x8080_8080_8080_0080);
+        // The unused top bits are never flagged, set or not.
+        assert_eq!(zero_lanes::<W10>(0), W10::HIGH);
+        assert_eq!(zero_lanes::<W12>(!W12::USED), W12::HIGH);
+        assert_eq!(zero_lanes::<W21>(u64::MAX), 0);
+        assert_eq!(zero_lanes::<W10>(W10::USED & !(W10::MAX << 50)), 1 << 59);
     }
 
     #[test]
     fn layout_constants() {
+        let shape = |lanes, words, spans, used: u64| (lanes, words, spans, used.count_ones());
         assert_eq!(
-            (W8::LANES, W8::SLOTS_PER_WORD, W8::WORDS_PER_BUCKET),
-            (8, 4, 1)
+            (
+                W8::LANES,
+                W8::WORDS_PER_BUCKET,
+                W8::SPANS,
+                W8::USED.count_ones()
+            ),
+            shape(8, 1, false, u64::MAX)
         );
         assert_eq!(
-            (W16::LANES, W16::SLOTS_PER_WORD, W16::WORDS_PER_BUCKET),
-            (4, 4, 1)
+            (
+                W10::LANES,
+                W10::WORDS_PER_BUCKET,
+                W10::SPANS,
+                W10::USED.count_ones()
+            ),
+            shape(6, 2, true, (1 << 60) - 1)
         );
         assert_eq!(
-            (W32::LANES, W32::SLOTS_PER_WORD, W32::WORDS_PER_BUCKET),
-            (2, 2, 2)
+            (
+                W12::LANES,
+                W12::WORDS_PER_BUCKET,
+                W12::SPANS,
+                W12::USED.count_ones()
+            ),
+            shape(5, 2, true, (1 << 60) - 1)
         );
+        assert_eq!(
+            (
+                W16::LANES,
+                W16::WORDS_PER_BUCKET,
+                W16::SPANS,
+                W16::USED.count_ones()
+            ),
+            shape(4, 1, false, u64::MAX)
+        );
+        assert_eq!(
+            (
+                W21::LANES,
+                W21::WORDS_PER_BUCKET,
+                W21::SPANS,
+                W21::USED.count_ones()
+            ),
+            shape(3, 2, true, (1 << 63) - 1)
+        );
+        assert_eq!(
+            (
+                W32::LANES,
+                W32::WORDS_PER_BUCKET,
+                W32::SPANS,
+                W32::USED.count_ones()
+            ),
+            shape(2, 2, false, u64::MAX)
+        );
+        assert_eq!(W8::LOW, 0x0101_0101_0101_0101);
         assert_eq!(W16::LOW, 0x0001_0001_0001_0001);
         assert_eq!(W16::HIGH, 0x8000_8000_8000_8000);
+        assert_eq!(W12::HIGH, 0x0800_8008_0080_0800);
+        // A line of eight words holds whole buckets at every width.
+        for lanes in [
+            W8::LANES,
+            W10::LANES,
+            W12::LANES,
+            W16::LANES,
+            W21::LANES,
+            W32::LANES,
+        ] {
+            assert_eq!(8 * lanes % SLOTS, 0);
+        }
+        for b in FingerprintBits::ALL {
+            if b != FingerprintBits::Bits17 {
+                assert_eq!(b.slots_per_word(), 64 / b.bits());
+            }
+        }
+        assert_eq!(
+            (W17::LANES, W17::WORDS_PER_BUCKET, W17::SPANS, W17::MAX),
+            (4, 1, false, (1 << 17) - 1)
+        );
     }
 
     #[test]
@@ -279,7 +629,15 @@ mod tests {
     #[test]
     fn fingerprints_are_never_zero_and_invertible() {
         check_fingerprint_range::<W8>();
+        check_fingerprint_range::<W10>();
+        check_fingerprint_range::<W12>();
         check_fingerprint_range::<W16>();
+        check_fingerprint_range::<W17>();
+        check_fingerprint_range::<W21>();
+        // The table's fingerprint of a hash is the codec's.
+        for h in [0, 1 << 40, u64::MAX, 0x9e37_79b9_7f4a_7c15] {
+            assert_eq!(of_hash::<W17>(h), semisorted::of_hash(h));
+        }
         check_fingerprint_range::<W32>();
     }
 }

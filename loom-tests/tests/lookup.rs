@@ -27,13 +27,20 @@
 
 mod common;
 
-use common::{assert_holds_exactly, check, filter, one_step, race, Roles};
+use common::{assert_holds_exactly, check, filter_of, one_step, race, Roles};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
+use lockfree_cuckoo_filter::FingerprintBits;
 use loom::sync::Arc;
 
-fn contains_during_relocation(from: u64, to: u64, lookup_first: u64, roles: Roles) {
+fn contains_during_relocation(
+    bits: FingerprintBits,
+    from: u64,
+    to: u64,
+    lookup_first: u64,
+    roles: Roles,
+) {
     check(move || {
-        let f = filter(4);
+        let f = filter_of(bits, 4);
         let mut s = one_step(&f, from, to);
         // The moving item, seen from the lookup's first bucket.
         let target = f.hash_for(lookup_first, s.movers[0]);
@@ -63,43 +70,82 @@ fn contains_during_relocation(from: u64, to: u64, lookup_first: u64, roles: Role
 /// second bucket into its first (only the counter catches it).
 #[test]
 fn contains_vs_move_into_first_bucket() {
-    contains_during_relocation(0, 3, 3, Roles::RacerSpawned);
+    contains_during_relocation(FingerprintBits::Bits16, 0, 3, 3, Roles::RacerSpawned);
 }
 
 #[test]
 fn contains_vs_move_into_first_bucket_roles_swapped() {
-    contains_during_relocation(0, 3, 3, Roles::RacerOnMain);
+    contains_during_relocation(FingerprintBits::Bits16, 0, 3, 3, Roles::RacerOnMain);
 }
 
 /// Move 0 -> 3, lookup reads 0 first: from its first bucket into its second.
 #[test]
 fn contains_vs_move_into_second_bucket() {
-    contains_during_relocation(0, 3, 0, Roles::RacerSpawned);
+    contains_during_relocation(FingerprintBits::Bits16, 0, 3, 0, Roles::RacerSpawned);
 }
 
 #[test]
 fn contains_vs_move_into_second_bucket_roles_swapped() {
-    contains_during_relocation(0, 3, 0, Roles::RacerOnMain);
+    contains_during_relocation(FingerprintBits::Bits16, 0, 3, 0, Roles::RacerOnMain);
 }
 
 /// Move 3 -> 0, lookup reads 0 first (only the counter catches it).
 #[test]
 fn contains_vs_reverse_move_into_first_bucket() {
-    contains_during_relocation(3, 0, 0, Roles::RacerSpawned);
+    contains_during_relocation(FingerprintBits::Bits16, 3, 0, 0, Roles::RacerSpawned);
 }
 
 #[test]
 fn contains_vs_reverse_move_into_first_bucket_roles_swapped() {
-    contains_during_relocation(3, 0, 0, Roles::RacerOnMain);
+    contains_during_relocation(FingerprintBits::Bits16, 3, 0, 0, Roles::RacerOnMain);
 }
 
 /// Move 3 -> 0, lookup reads 3 first.
 #[test]
 fn contains_vs_reverse_move_into_second_bucket() {
-    contains_during_relocation(3, 0, 3, Roles::RacerSpawned);
+    contains_during_relocation(FingerprintBits::Bits16, 3, 0, 3, Roles::RacerSpawned);
 }
 
 #[test]
 fn contains_vs_reverse_move_into_second_bucket_roles_swapped() {
-    contains_during_relocation(3, 0, 3, Roles::RacerOnMain);
+    contains_during_relocation(FingerprintBits::Bits16, 3, 0, 3, Roles::RacerOnMain);
+}
+
+/// 12-bit fingerprints, five to a word: bucket 3 lies across words 2 and 3
+/// (bucket 0 is in word 0). Move 0 -> 3, contains reads 3 first: the copy lands
+/// in whichever word of bucket 3 has a free slot, and the contains must see it
+/// in either.
+#[test]
+fn contains_vs_move_into_first_bucket_across_words() {
+    contains_during_relocation(FingerprintBits::Bits12, 0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_move_into_first_bucket_across_words_roles_swapped() {
+    contains_during_relocation(FingerprintBits::Bits12, 0, 3, 3, Roles::RacerOnMain);
+}
+
+/// 12-bit fingerprints: move 3 -> 0 out of a bucket across two words, contains
+/// reads 0 first.
+#[test]
+fn contains_vs_reverse_move_into_first_bucket_across_words() {
+    contains_during_relocation(FingerprintBits::Bits12, 3, 0, 0, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_reverse_move_into_first_bucket_across_words_roles_swapped() {
+    contains_during_relocation(FingerprintBits::Bits12, 3, 0, 0, Roles::RacerOnMain);
+}
+
+/// Semi-sorted 17-bit buckets: every change re-encodes the whole word, so a
+/// fingerprint has no stable slot and moves are by value. Move 0 -> 3, contains
+/// reads 3 first.
+#[test]
+fn contains_vs_move_into_first_bucket_semi_sorted() {
+    contains_during_relocation(FingerprintBits::Bits17, 0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_move_into_first_bucket_semi_sorted_roles_swapped() {
+    contains_during_relocation(FingerprintBits::Bits17, 0, 3, 3, Roles::RacerOnMain);
 }

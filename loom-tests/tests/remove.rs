@@ -24,13 +24,20 @@
 
 mod common;
 
-use common::{assert_holds_exactly, check, filter, key, one_step, race, Roles};
+use common::{assert_holds_exactly, check, filter_of, key, one_step, race, Roles};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
+use lockfree_cuckoo_filter::FingerprintBits;
 use loom::sync::Arc;
 
-fn remove_during_relocation(from: u64, to: u64, remove_first: u64, roles: Roles) {
+fn remove_during_relocation(
+    bits: FingerprintBits,
+    from: u64,
+    to: u64,
+    remove_first: u64,
+    roles: Roles,
+) {
     check(move || {
-        let f = filter(4);
+        let f = filter_of(bits, 4);
         let mut s = one_step(&f, from, to);
         let target = f.hash_for(remove_first, s.movers[0]);
         let x = s.x;
@@ -67,33 +74,72 @@ fn remove_during_relocation(from: u64, to: u64, remove_first: u64, roles: Roles)
 /// fallback.
 #[test]
 fn remove_vs_move_into_first_bucket() {
-    remove_during_relocation(0, 3, 3, Roles::RacerSpawned);
+    remove_during_relocation(FingerprintBits::Bits16, 0, 3, 3, Roles::RacerSpawned);
 }
 
 #[test]
 fn remove_vs_move_into_first_bucket_roles_swapped() {
-    remove_during_relocation(0, 3, 3, Roles::RacerOnMain);
+    remove_during_relocation(FingerprintBits::Bits16, 0, 3, 3, Roles::RacerOnMain);
 }
 
 /// Move 0 -> 3, remove scans 0 first: it takes the source copy whenever it
 /// runs between the mover's copy and clear (fallback).
 #[test]
 fn remove_vs_move_into_second_bucket() {
-    remove_during_relocation(0, 3, 0, Roles::RacerSpawned);
+    remove_during_relocation(FingerprintBits::Bits16, 0, 3, 0, Roles::RacerSpawned);
 }
 
 #[test]
 fn remove_vs_move_into_second_bucket_roles_swapped() {
-    remove_during_relocation(0, 3, 0, Roles::RacerOnMain);
+    remove_during_relocation(FingerprintBits::Bits16, 0, 3, 0, Roles::RacerOnMain);
 }
 
 /// Move 3 -> 0, remove scans 0 first (the destination).
 #[test]
 fn remove_vs_reverse_move_into_first_bucket() {
-    remove_during_relocation(3, 0, 0, Roles::RacerSpawned);
+    remove_during_relocation(FingerprintBits::Bits16, 3, 0, 0, Roles::RacerSpawned);
 }
 
 #[test]
 fn remove_vs_reverse_move_into_first_bucket_roles_swapped() {
-    remove_during_relocation(3, 0, 0, Roles::RacerOnMain);
+    remove_during_relocation(FingerprintBits::Bits16, 3, 0, 0, Roles::RacerOnMain);
+}
+
+/// 12-bit fingerprints, five to a word: bucket 3 lies across words 2 and 3
+/// (bucket 0 is in word 0). Move 0 -> 3, remove reads 3 first: the copy lands
+/// in whichever word of bucket 3 has a free slot, and the remove must see it
+/// in either.
+#[test]
+fn remove_vs_move_into_first_bucket_across_words() {
+    remove_during_relocation(FingerprintBits::Bits12, 0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn remove_vs_move_into_first_bucket_across_words_roles_swapped() {
+    remove_during_relocation(FingerprintBits::Bits12, 0, 3, 3, Roles::RacerOnMain);
+}
+
+/// 12-bit fingerprints: move 3 -> 0 out of a bucket across two words, remove
+/// reads 0 first.
+#[test]
+fn remove_vs_reverse_move_into_first_bucket_across_words() {
+    remove_during_relocation(FingerprintBits::Bits12, 3, 0, 0, Roles::RacerSpawned);
+}
+
+#[test]
+fn remove_vs_reverse_move_into_first_bucket_across_words_roles_swapped() {
+    remove_during_relocation(FingerprintBits::Bits12, 3, 0, 0, Roles::RacerOnMain);
+}
+
+/// Semi-sorted 17-bit buckets: every change re-encodes the whole word, so a
+/// fingerprint has no stable slot and moves are by value. Move 0 -> 3, remove
+/// reads 3 first.
+#[test]
+fn remove_vs_move_into_first_bucket_semi_sorted() {
+    remove_during_relocation(FingerprintBits::Bits17, 0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn remove_vs_move_into_first_bucket_semi_sorted_roles_swapped() {
+    remove_during_relocation(FingerprintBits::Bits17, 0, 3, 3, Roles::RacerOnMain);
 }

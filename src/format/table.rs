@@ -5,15 +5,19 @@
 //! offset  size  field
 //!      0     8  magic "LFCUCKOO"
 //!      8     2  format version (1)
-//!     10     1  fingerprint bits (8, 16 or 32)
+//!     10     1  fingerprint bits (8, 10, 12, 16, 17 = semi-sorted, 21 or 32)
 //!     11     1  slots per bucket (4)
 //!     12     4  flags (0)
 //!     16     8  hasher id     (HasherIdentity::ID; 1 = DefaultHashBuilder)
 //!     24     8  hasher seed   (HasherIdentity::seed)
 //!     32     8  bucket count  (even, 2 to 2^32)
 //!     40     8  item count    (= nonzero slots in the table)
-//!     48     8  table words W (= ceil(buckets · 4 · bits / 64))
-//!     56   8·W  the slots: buckets · 4 fingerprints of `bits` bits, LE, 0 = empty
+//!     48     8  table words W (= ceil(buckets · 4 / floor(64 / bits)))
+//!     56   8·W  the table words, LE: floor(64 / bits) slots each, from bit 0
+//!               up, slot k of bucket b in lane (4b + k) of the whole table,
+//!               0 = empty; bits outside every slot are 0. At 17 bits each
+//!               word is one semi-sorted bucket (src/semisorted.rs), as the
+//!               codec writes it
 //! 56+8·W     4  CRC-32C of bytes [0, 56 + 8·W)
 //! ```
 //!
@@ -28,7 +32,7 @@ use super::{
     check_checksum, check_magic, check_version, Fields, HasherIdentity, CHECKSUM_LEN, VERSION,
 };
 use crate::error::DecodeError;
-use crate::fingerprint::{self, FingerprintBits, Width};
+use crate::fingerprint::{FingerprintBits, Width};
 use crate::hasher::DefaultHashBuilder;
 use crate::table::{self, dispatch, valid_bucket_count, with_width, AnyTable, Table, SLOTS};
 use crate::CuckooFilter;
@@ -45,8 +49,8 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)) loads on any
     /// platform. It records the fingerprint width, the bucket count, the
     /// hasher's [identity](HasherIdentity), the item count and every slot; its
-    /// length is `60 + 8 · ceil(bucket_count · 4 · bits / 64)` bytes, about the
-    /// table's memory.
+    /// length is `60 + 8 · ceil(bucket_count · 4 / floor(64 / bits))` bytes,
+    /// about the table's memory.
     ///
     /// **On a live filter.** Exact when no operation is in flight. While other
     /// threads modify the filter, each table word is read atomically, but the
@@ -144,7 +148,7 @@ impl CuckooFilter<DefaultHashBuilder> {
 /// Lanes of `word` that hold a fingerprint.
 #[inline]
 fn occupied<W: Width>(word: u64) -> u64 {
-    u64::from(W::LANES - fingerprint::zero_lanes::<W>(word).count_ones())
+    u64::from(W::occupied_in(word))
 }
 
 /// The bytes of `table`, recording the hasher `hasher_id` with `seed`.
@@ -222,7 +226,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
     if !valid_bucket_count(buckets) {
         return Err(DecodeError::InvalidBucketCount { buckets });
     }
-    let expected_words = table::words_for(bits.bits(), buckets);
+    let expected_words = table::words_for(bits.slots_per_word(), buckets);
     if words != expected_words {
         return Err(DecodeError::WordCountMismatch {
             expected: expected_words,
@@ -280,8 +284,36 @@ fn word_at(chunk: &[u8]) -> u64 {
     u64::from_le_bytes(b)
 }
 
+/// The index of the first word of `body` (a table of `buckets` buckets) with a
+/// bit set outside its slots: above its lanes, or in a lane past the last
+/// bucket (only the last word can have such lanes).
+fn nonzero_padding<W: Width>(body: &[u8], buckets: u64) -> Option<u64> {
+    let words = body.len() / 8;
+    let lanes_in_last = (buckets * u64::from(SLOTS)) - (words as u64 - 1) * u64::from(W::LANES);
+    let last_mask = if lanes_in_last == u64::from(W::LANES) {
+        W::USED
+    } else {
+        W::USED & ((1u64 << (lanes_in_last as u32 * W::BITS)) - 1)
+    };
+    body.chunks_exact(8).enumerate().find_map(|(i, c)| {
+        let allowed = if i + 1 == words { last_mask } else { W::USED };
+        (word_at(c) & !allowed != 0).then_some(i as u64)
+    })
+}
+
 /// Checks the table's contents, then allocates and fills it.
 fn decode_table<W: Width>(p: &Parsed<'_>) -> Result<Table<W>, DecodeError> {
+    if W::SORTED {
+        if let Some(word) = p
+            .body
+            .chunks_exact(8)
+            .position(|c| !W::valid_word(word_at(c)))
+        {
+            return Err(DecodeError::InvalidBucket { word: word as u64 });
+        }
+    } else if let Some(word) = nonzero_padding::<W>(p.body, p.buckets) {
+        return Err(DecodeError::NonzeroPadding { word });
+    }
     let found: u64 = p
         .body
         .chunks_exact(8)
@@ -306,10 +338,89 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slots_are_laid_out_in_order() {
-        // The format promises slot k of bucket b at byte offset
-        // 56 + (4b + k) · bits / 8, whatever the in-memory word layout.
-        for bits in FingerprintBits::ALL {
+    fn slots_are_packed_into_words_in_order() {
+        // Slot k of bucket b is lane 4b + k of the table: lane L mod (64 / f)
+        // of word L / (64 / f), from bit 0 up.
+        for bits in FingerprintBits::ALL
+            .into_iter()
+            .filter(|b| *b != FingerprintBits::Bits17)
+        {
+            let f = CuckooFilter::with_buckets(6, bits, DefaultHashBuilder::default()).unwrap();
+            let fp = 0x25a; // fits every width but 8
+            let fp = if bits.bits() == 8 { 0x5a } else { fp };
+            for b in 0..6 {
+                f.insert_hash(f.table.hash_for(b, fp)).unwrap();
+            }
+            let bytes = f.to_bytes();
+            let lanes = 64 / bits.bits() as usize;
+            let body = &bytes[HEADER_LEN..bytes.len() - 4];
+            assert_eq!(body.len(), 8 * (24usize).div_ceil(lanes), "{bits:?}");
+            let lane = |l: usize| {
+                let w = word_at(&body[8 * (l / lanes)..8 * (l / lanes) + 8]);
+                (w >> ((l % lanes) as u32 * bits.bits())) & ((1 << bits.bits()) - 1)
+            };
+            let held: Vec<u64> = (0..24).map(lane).collect();
+            let nonzero = held.iter().filter(|&&v| v != 0).count();
+            assert_eq!(nonzero, 6, "{bits:?}");
+            for b in 0..6 {
+                assert!(
+                    held[4 * b..4 * b + 4].contains(&u64::from(fp)) || {
+                        let alt = f.table.position(f.table.hash_for(b as u64, fp)).i2 as usize;
+                        held[4 * alt..4 * alt + 4].contains(&u64::from(fp))
+                    },
+                    "{bits:?} bucket {b}"
+                );
+            }
+            assert_eq!(CuckooFilter::from_bytes(&bytes).unwrap().to_bytes(), bytes);
+        }
+    }
+
+    #[test]
+    fn padding_must_be_zero() {
+        for bits in FingerprintBits::ALL
+            .into_iter()
+            .filter(|b| *b != FingerprintBits::Bits17)
+        {
+            let f = CuckooFilter::with_buckets(2, bits, DefaultHashBuilder::default()).unwrap();
+            let bytes = f.to_bytes();
+            let body_len = bytes.len() - HEADER_LEN - 4;
+            // Every bit of the body that is in no slot of the 8 lanes.
+            let lanes = 64 / bits.bits() as usize;
+            for bit in 0..body_len * 8 {
+                let (word, at) = (bit / 64, bit % 64);
+                let f_bits = bits.bits() as usize;
+                let in_slot = at < lanes * f_bits && (word * lanes + at / f_bits) < 8;
+                let mut damaged = bytes.clone();
+                damaged[HEADER_LEN + bit / 8] |= 1 << (bit % 8);
+                let n = damaged.len();
+                let crc = crc32c::crc32c(&damaged[..n - 4]);
+                damaged[n - 4..].copy_from_slice(&crc.to_le_bytes());
+                let got = CuckooFilter::from_bytes(&damaged);
+                if in_slot {
+                    assert!(
+                        matches!(got, Err(DecodeError::ItemCountMismatch { .. })),
+                        "{bits:?} {bit}"
+                    );
+                } else {
+                    assert_eq!(
+                        got.unwrap_err(),
+                        DecodeError::NonzeroPadding { word: word as u64 },
+                        "{bits:?} {bit}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn byte_wide_slots_are_laid_out_in_order() {
+        // For 8, 16 and 32 bits the words are the slots, each bits / 8 bytes
+        // LE: slot k of bucket b at byte offset 56 + (4b + k) · bits / 8,
+        // the layout of the first version of this format.
+        for bits in FingerprintBits::ALL
+            .into_iter()
+            .filter(|b| b.bits() % 8 == 0)
+        {
             let f = CuckooFilter::with_buckets(4, bits, DefaultHashBuilder::default()).unwrap();
             let fp = 0x5a; // fits every width
             f.insert_hash(f.table.hash_for(2, fp)).unwrap();

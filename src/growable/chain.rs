@@ -72,11 +72,22 @@ const SHARE: f64 = 0.5;
 /// cheap. Above it, growth needs the newest table at least half full.
 const SMALL_BUCKETS: u64 = 1024;
 
-/// The shortest width whose bound at [`BOUND_LOAD`] is at most [`SHARE`] of the
-/// budget `rate - spent` that is left.
+/// The widths growth chooses from: 8, 16 and 32 bits, the widths it has
+/// always used. Chains in the byte format are checked against this rule
+/// ([`check_shape`]), so widening the set would refuse chains written before;
+/// the other layouts (10, 12, 17 semi-sorted, 21 bits) are for filters built at a fixed
+/// size, whose builder picks among all widths.
+const GROWTH_WIDTHS: [FingerprintBits; 3] = [
+    FingerprintBits::Bits8,
+    FingerprintBits::Bits16,
+    FingerprintBits::Bits32,
+];
+
+/// The shortest width of [`GROWTH_WIDTHS`] whose bound at [`BOUND_LOAD`] is at
+/// most [`SHARE`] of the budget `rate - spent` that is left.
 pub(super) fn width_for(rate: f64, spent: f64) -> Option<FingerprintBits> {
     let allowed = (rate - spent) * SHARE;
-    FingerprintBits::ALL
+    GROWTH_WIDTHS
         .into_iter()
         .find(|b| b.false_positive_rate(BOUND_LOAD) <= allowed)
 }

@@ -5,13 +5,17 @@
 
 use super::{Full, Table, SLOTS};
 use crate::error::AllocError;
-use crate::fingerprint::{FingerprintBits, W16, W32, W8};
+use crate::fingerprint::{FingerprintBits, W10, W12, W16, W17, W21, W32, W8};
 
 /// The table behind a filter (and behind each table of a growable filter's
 /// chain), one variant per fingerprint width.
 pub(crate) enum AnyTable {
     Bits8(Table<W8>),
+    Bits10(Table<W10>),
+    Bits12(Table<W12>),
     Bits16(Table<W16>),
+    Bits17(Table<W17>),
+    Bits21(Table<W21>),
     Bits32(Table<W32>),
 }
 
@@ -20,7 +24,11 @@ macro_rules! dispatch {
     ($table:expr, $t:ident => $body:expr) => {
         match $table {
             $crate::table::AnyTable::Bits8($t) => $body,
+            $crate::table::AnyTable::Bits10($t) => $body,
+            $crate::table::AnyTable::Bits12($t) => $body,
             $crate::table::AnyTable::Bits16($t) => $body,
+            $crate::table::AnyTable::Bits17($t) => $body,
+            $crate::table::AnyTable::Bits21($t) => $body,
             $crate::table::AnyTable::Bits32($t) => $body,
         }
     };
@@ -38,9 +46,29 @@ macro_rules! with_width {
                 let $wrap = $crate::table::AnyTable::Bits8;
                 $body
             }
+            $crate::fingerprint::FingerprintBits::Bits10 => {
+                type $W = $crate::fingerprint::W10;
+                let $wrap = $crate::table::AnyTable::Bits10;
+                $body
+            }
+            $crate::fingerprint::FingerprintBits::Bits12 => {
+                type $W = $crate::fingerprint::W12;
+                let $wrap = $crate::table::AnyTable::Bits12;
+                $body
+            }
             $crate::fingerprint::FingerprintBits::Bits16 => {
                 type $W = $crate::fingerprint::W16;
                 let $wrap = $crate::table::AnyTable::Bits16;
+                $body
+            }
+            $crate::fingerprint::FingerprintBits::Bits17 => {
+                type $W = $crate::fingerprint::W17;
+                let $wrap = $crate::table::AnyTable::Bits17;
+                $body
+            }
+            $crate::fingerprint::FingerprintBits::Bits21 => {
+                type $W = $crate::fingerprint::W21;
+                let $wrap = $crate::table::AnyTable::Bits21;
                 $body
             }
             $crate::fingerprint::FingerprintBits::Bits32 => {
@@ -64,7 +92,11 @@ impl AnyTable {
     pub(crate) fn bits(&self) -> FingerprintBits {
         match self {
             AnyTable::Bits8(_) => FingerprintBits::Bits8,
+            AnyTable::Bits10(_) => FingerprintBits::Bits10,
+            AnyTable::Bits12(_) => FingerprintBits::Bits12,
             AnyTable::Bits16(_) => FingerprintBits::Bits16,
+            AnyTable::Bits17(_) => FingerprintBits::Bits17,
+            AnyTable::Bits21(_) => FingerprintBits::Bits21,
             AnyTable::Bits32(_) => FingerprintBits::Bits32,
         }
     }

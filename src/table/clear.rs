@@ -66,7 +66,8 @@
 
 use super::{Table, FAILURE, SLOTS, SUCCESS};
 use crate::fingerprint::{self as fpr, Width};
-use crate::sync::Ordering;
+use crate::semisorted;
+use crate::sync::{AtomicU64, Ordering};
 
 impl<W: Width> Table<W> {
     /// Removes every fingerprint, while other threads may be using the table,
@@ -95,6 +96,9 @@ impl<W: Width> Table<W> {
     fn sweep_word(&self, index: usize) -> (usize, bool) {
         let cell = self.word(index);
         let mut word = cell.load(Ordering::Acquire);
+        if W::SORTED {
+            return self.sweep_sorted_word(index, cell, word);
+        }
         loop {
             let occupied = !fpr::zero_lanes::<W>(word) & W::HIGH;
             if occupied == 0 {
@@ -112,6 +116,36 @@ impl<W: Width> Table<W> {
                     let taken = occupied & !keep;
                     return (taken.count_ones() as usize, keep != 0);
                 }
+                Err(now) => word = now,
+            }
+        }
+    }
+
+    /// [`Self::sweep_word`] for a semi-sorted layout: word `index` is bucket
+    /// `index`, whose fingerprints are kept if their pair's stripe is busy
+    /// and otherwise taken, the rest re-encoded, by one CAS.
+    fn sweep_sorted_word(&self, index: usize, cell: &AtomicU64, mut word: u64) -> (usize, bool) {
+        let bucket = index as u64;
+        loop {
+            let fps = W::sorted_fingerprints(word);
+            let mut kept = [0u32; 4];
+            let (mut taken, mut keep) = (0, 0);
+            for fp in fps.into_iter().filter(|&fp| fp != 0) {
+                // After the load of `word`: see the module documentation.
+                let alternate = self.alternate(bucket, fp);
+                if self.relocations.stripe(bucket, alternate).busy() {
+                    kept[keep] = fp;
+                    keep += 1;
+                } else {
+                    taken += 1;
+                }
+            }
+            if taken == 0 {
+                return (0, keep != 0);
+            }
+            let swept = semisorted::encode(kept);
+            match cell.compare_exchange(word, swept, SUCCESS, FAILURE) {
+                Ok(_) => return (taken, keep != 0),
                 Err(now) => word = now,
             }
         }
@@ -140,7 +174,7 @@ impl<W: Width> Table<W> {
 #[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
 mod tests {
     use super::*;
-    use crate::fingerprint::{W16, W32, W8};
+    use crate::fingerprint::{W10, W12, W16, W17, W21, W32, W8};
 
     fn clears<W: Width>() {
         let t = Table::<W>::new(64).unwrap();
@@ -159,7 +193,11 @@ mod tests {
     #[test]
     fn clear_empties_every_width() {
         clears::<W8>();
+        clears::<W10>();
+        clears::<W12>();
         clears::<W16>();
+        clears::<W17>();
+        clears::<W21>();
         clears::<W32>();
     }
 

@@ -49,8 +49,8 @@
 
 use super::path::{self, RootPut};
 use super::relocation::Snapshot;
-use super::{Full, Locus, Position, Table, FAILURE, SUCCESS};
-use crate::fingerprint::{self as fpr, Width};
+use super::{Full, Position, Table, FAILURE, SUCCESS};
+use crate::fingerprint::Width;
 use crate::sync::Ordering;
 
 /// What [`Table::put_absent`] did.
@@ -147,20 +147,20 @@ impl<W: Width> Table<W> {
     /// calls for one word cannot both put. Retries only when the word changed
     /// under it (another operation's step).
     fn put_absent(&self, bucket: u64, fp: u32) -> PutAbsent {
-        let Locus { first, mask } = self.locus(bucket);
-        let pattern = fpr::broadcast::<W>(fp);
-        for k in 0..W::WORDS_PER_BUCKET {
-            let cell = self.word(first + k);
+        let locus = self.locus(bucket);
+        for (k, mask) in locus.mask.into_iter().enumerate().take(W::WORDS_PER_BUCKET) {
+            if W::SPANS && mask == 0 {
+                continue;
+            }
+            let cell = self.word(locus.index(k));
             let mut word = cell.load(Ordering::Acquire);
             loop {
-                if fpr::zero_lanes::<W>(word ^ pattern) & mask != 0 {
+                if W::holds_in(word, mask, fp) {
                     return PutAbsent::Present;
                 }
-                let free = fpr::zero_lanes::<W>(word) & mask;
-                if free == 0 {
+                let Some(put) = W::put_in(word, mask, fp) else {
                     break;
-                }
-                let put = fpr::with_lane::<W>(word, fpr::first_lane::<W>(free), fp);
+                };
                 match cell.compare_exchange(word, put, SUCCESS, FAILURE) {
                     Ok(_) => return PutAbsent::Put,
                     Err(now) => word = now,
@@ -194,24 +194,27 @@ impl<W: Width> Table<W> {
     /// the pair's stripe before it happens, like every take. False if no word
     /// of the pair holds two.
     fn take_duplicate(&self, pos: Position) -> bool {
-        let pattern = fpr::broadcast::<W>(pos.fp);
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
         let mut announced = false;
         for bucket in [pos.i1, pos.i2] {
-            let Locus { first, mask } = self.locus(bucket);
-            for k in 0..W::WORDS_PER_BUCKET {
-                let cell = self.word(first + k);
+            let locus = self.locus(bucket);
+            for (k, mask) in locus.mask.into_iter().enumerate().take(W::WORDS_PER_BUCKET) {
+                if W::SPANS && mask == 0 {
+                    continue;
+                }
+                let cell = self.word(locus.index(k));
                 let mut word = cell.load(Ordering::Acquire);
                 loop {
-                    let copies = fpr::zero_lanes::<W>(word ^ pattern) & mask;
-                    if copies.count_ones() < 2 {
+                    if W::copies_in(word, mask, pos.fp) < 2 {
                         break;
                     }
                     if !announced {
                         Snapshot::announce(counter);
                         announced = true;
                     }
-                    let taken = fpr::without_lane::<W>(word, fpr::first_lane::<W>(copies));
+                    let Some(taken) = W::take_from(word, mask, pos.fp) else {
+                        break;
+                    };
                     match cell.compare_exchange(word, taken, SUCCESS, FAILURE) {
                         Ok(_) => return true,
                         Err(now) => word = now,

@@ -46,17 +46,32 @@ pub(crate) use any::{dispatch, with_width, AnyTable};
 /// Largest bucket count: bucket indices come from the low 32 bits of the hash.
 pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
 
-/// Words that `buckets` buckets of `bits`-bit fingerprints fill (4 slots a
-/// bucket, 64 bits a word). At most 2^33 for the largest table.
-pub(crate) fn words_for(bits: u32, buckets: u64) -> u64 {
-    (buckets * u64::from(SLOTS) * u64::from(bits)).div_ceil(64)
+/// Words that `buckets` buckets fill with `lanes` slots a word (4 slots a
+/// bucket; [`FingerprintBits::slots_per_word`](crate::FingerprintBits::slots_per_word)).
+/// At most 2^33 for the largest table.
+pub(crate) fn words_for(lanes: u32, buckets: u64) -> u64 {
+    (buckets * u64::from(SLOTS)).div_ceil(u64::from(lanes))
 }
 
-/// Bytes of table memory for `buckets` buckets of `bits`-bit fingerprints:
-/// whole 16-byte blocks (see [`Block`]).
-pub(crate) fn table_bytes_for(bits: u32, buckets: u64) -> u64 {
-    words_for(bits, buckets).div_ceil(2) * 16
+/// Blocks (see [`Block`]) allocated for `buckets` buckets with `lanes` slots
+/// a word: the words, rounded up to whole blocks, plus, for layouts whose
+/// buckets may span two words, [`LINE_SLACK`] blocks so that the words can
+/// start on a 64-byte line (see [`Table::new`]).
+pub(crate) fn blocks_for(lanes: u32, buckets: u64) -> u64 {
+    let spans = lanes % SLOTS != 0 && SLOTS % lanes != 0;
+    words_for(lanes, buckets).div_ceil(2) + if spans { LINE_SLACK } else { 0 }
 }
+
+/// Bytes of table memory for `buckets` buckets with `lanes` slots a word:
+/// whole 16-byte blocks (see [`blocks_for`]).
+pub(crate) fn table_bytes_for(lanes: u32, buckets: u64) -> u64 {
+    blocks_for(lanes, buckets) * 16
+}
+
+/// Blocks that a table of spanning buckets allocates beyond its words: the
+/// allocation is 16-byte aligned, so the first 64-byte line boundary is at
+/// most three blocks in.
+const LINE_SLACK: u64 = 3;
 
 /// Whether a table can have `buckets` buckets: even (see
 /// [`Table::alternate`]), at least 2, at most [`MAX_BUCKETS`].
@@ -78,12 +93,34 @@ pub(crate) struct Position {
     pub(crate) fp: u32,
 }
 
-/// One bucket's place in memory: its first word, and the high bits of the
-/// lanes that belong to it in each of its words.
+/// One bucket's place in memory: its words (`first`, and `second` where the
+/// bucket may touch two), and the high bits of the lanes that belong to it in
+/// each of them.
+///
+/// With 8 or 16-bit fingerprints a bucket is in one word (`mask[1]` is 0 and
+/// `second` is never read: the loops over a bucket's words run
+/// `W::WORDS_PER_BUCKET` times, a constant 1). With 32 bits it is two whole
+/// words. With 10, 12 or 21 bits its four lanes start anywhere in `first` and
+/// may run into the next word: then `second` is that word and `mask[1]` flags
+/// its lanes of the bucket; otherwise `mask[1]` is 0 and `second` is `first`
+/// again (so that loading it costs no second cache line and no branch).
 #[derive(Clone, Copy)]
 struct Locus {
     first: usize,
-    mask: u64,
+    second: usize,
+    mask: [u64; 2],
+}
+
+impl Locus {
+    /// Index of the bucket's `k`-th word (0 or 1).
+    #[inline(always)]
+    fn index(&self, k: usize) -> usize {
+        if k == 0 {
+            self.first
+        } else {
+            self.second
+        }
+    }
 }
 
 /// A bucket's words as read by one set of loads (the unused second word of a
@@ -93,6 +130,9 @@ pub(crate) type BucketWords = [u64; 2];
 /// A table of `buckets` buckets of fingerprints of width `W`.
 pub(crate) struct Table<W: Width> {
     blocks: Box<[Block]>,
+    /// Words skipped at the start of `blocks` so that word 0 starts a 64-byte
+    /// line: 0 to 6, and always 0 unless `W::SPANS`.
+    skip: usize,
     buckets: u64,
     relocations: RelocationCounters,
     count: ItemCount,
@@ -104,10 +144,21 @@ impl<W: Width> Table<W> {
     /// `buckets` must be even and in `2..=MAX_BUCKETS` (the builder checks).
     pub(crate) fn new(buckets: u64) -> Result<Self, AllocError> {
         debug_assert!(valid_bucket_count(buckets));
-        let blocks = usize::try_from(Self::words_for(buckets).div_ceil(2))
+        let blocks = usize::try_from(blocks_for(W::LANES, buckets))
             .map_err(|_| Self::alloc_error(buckets))?;
+        let blocks = zeroed_blocks(blocks).ok_or_else(|| Self::alloc_error(buckets))?;
+        // A bucket that may span two words must not span two cache lines: a
+        // line of 8 words holds whole buckets (`8 · LANES` lanes, a multiple
+        // of 4), so start the words on a line. The blocks are 16-byte aligned
+        // and `LINE_SLACK` blocks longer than the words, so the skip fits.
+        let skip = if W::SPANS {
+            (blocks.as_ptr() as usize).wrapping_neg() % 64 / 8
+        } else {
+            0
+        };
         Ok(Self {
-            blocks: zeroed_blocks(blocks).ok_or_else(|| Self::alloc_error(buckets))?,
+            blocks,
+            skip,
             buckets,
             relocations: RelocationCounters::new(buckets),
             count: ItemCount::new(),
@@ -117,13 +168,13 @@ impl<W: Width> Table<W> {
 
     /// Words needed for `buckets` buckets.
     pub(crate) fn words_for(buckets: u64) -> u64 {
-        words_for(W::BITS, buckets)
+        words_for(W::LANES, buckets)
     }
 
     /// The error for a table of `buckets` buckets that cannot be allocated.
     pub(crate) fn alloc_error(buckets: u64) -> AllocError {
         AllocError {
-            bytes: table_bytes_for(W::BITS, buckets),
+            bytes: table_bytes_for(W::LANES, buckets),
         }
     }
 
@@ -179,6 +230,9 @@ impl<W: Width> Table<W> {
 
     #[inline(always)]
     fn word(&self, index: usize) -> &AtomicU64 {
+        // A constant `index` unless buckets span words: 8, 16 and 32-bit
+        // tables pay nothing for the alignment.
+        let index = if W::SPANS { index + self.skip } else { index };
         &self.blocks[index / 2].0[index % 2]
     }
 
@@ -186,25 +240,36 @@ impl<W: Width> Table<W> {
     fn locus(&self, bucket: u64) -> Locus {
         let first_slot = bucket as usize * SLOTS as usize;
         let first = first_slot / W::LANES as usize;
-        let mask = if W::LANES > SLOTS {
+        let lane = (first_slot % W::LANES as usize) as u32;
+        if W::SPANS {
+            // Lanes `lane .. lane + 4`, those past the word's last lane in the
+            // next word. `lanes_below(k)` flags lanes `0..k` (k ≤ LANES, and
+            // `LANES · BITS` < 64 here, so no shift overflows).
+            let lanes_below = |k: u32| W::HIGH & ((1u64 << (k * W::BITS)) - 1);
+            let end = lane + SLOTS;
+            let mask0 = lanes_below(end.min(W::LANES)) & (u64::MAX << (lane * W::BITS));
+            let mask1 = lanes_below(end.saturating_sub(W::LANES));
+            Locus {
+                first,
+                second: first + usize::from(mask1 != 0),
+                mask: [mask0, mask1],
+            }
+        } else if W::LANES > SLOTS {
             // Two buckets share the word: keep the four lanes that are ours.
-            let lane = (first_slot % W::LANES as usize) as u32;
-            W::HIGH & (((1u64 << (SLOTS * W::BITS)) - 1) << (lane * W::BITS))
+            let mask = W::HIGH & (((1u64 << (SLOTS * W::BITS)) - 1) << (lane * W::BITS));
+            Locus {
+                first,
+                second: first,
+                mask: [mask, 0],
+            }
         } else {
-            W::HIGH
-        };
-        Locus { first, mask }
-    }
-
-    /// The word and lane of slot `slot` (0..4) of `bucket`.
-    #[inline(always)]
-    fn slot(&self, bucket: u64, slot: u32) -> (&AtomicU64, u32) {
-        let first_slot = bucket as usize * SLOTS as usize;
-        let index = first_slot + slot as usize;
-        (
-            self.word(index / W::LANES as usize),
-            (index % W::LANES as usize) as u32,
-        )
+            // The bucket is one word, or two whole words.
+            Locus {
+                first,
+                second: first + W::WORDS_PER_BUCKET - 1,
+                mask: [W::HIGH; 2],
+            }
+        }
     }
 
     /// Starts loading `bucket` into the cache (see [`prefetch`]).
@@ -216,32 +281,50 @@ impl<W: Width> Table<W> {
     /// Loads a bucket's words (Acquire).
     #[inline(always)]
     pub(crate) fn load_bucket(&self, bucket: u64) -> BucketWords {
-        let first = self.locus(bucket).first;
+        let locus = self.locus(bucket);
         let mut words = [0; 2];
         for (k, w) in words.iter_mut().enumerate().take(W::WORDS_PER_BUCKET) {
-            *w = self.word(first + k).load(Ordering::Acquire);
+            *w = self.word(locus.index(k)).load(Ordering::Acquire);
         }
         words
     }
 
-    /// The fingerprint in slot `slot` of a bucket read by [`Self::load_bucket`].
+    /// The four fingerprints (0 for an empty slot) of a bucket read by
+    /// [`Self::load_bucket`], in slot order; for a semi-sorted bucket, in its
+    /// (ascending) order, which no slot keeps.
     #[inline(always)]
-    pub(crate) fn slot_value(&self, words: &BucketWords, bucket: u64, slot: u32) -> u32 {
-        let index = bucket as usize * SLOTS as usize + slot as usize;
-        let word = words[slot as usize / W::SLOTS_PER_WORD as usize];
-        fpr::lane_value::<W>(word, (index % W::LANES as usize) as u32)
+    pub(crate) fn bucket_fingerprints(&self, words: &BucketWords, bucket: u64) -> [u32; 4] {
+        if W::SORTED {
+            W::sorted_fingerprints(words[0])
+        } else {
+            std::array::from_fn(|s| self.slot_value(words, bucket, s as u32))
+        }
+    }
+
+    /// The fingerprint in slot `slot` of a bucket read by [`Self::load_bucket`]
+    /// (plain layouts; [`Self::bucket_fingerprints`] for any).
+    #[inline(always)]
+    fn slot_value(&self, words: &BucketWords, bucket: u64, slot: u32) -> u32 {
+        let first_slot = bucket as usize * SLOTS as usize;
+        let index = first_slot + slot as usize;
+        let lanes = W::LANES as usize;
+        let k = if W::SPANS {
+            index / lanes - first_slot / lanes
+        } else {
+            slot as usize / lanes.min(SLOTS as usize)
+        };
+        fpr::lane_value::<W>(words[k], (index % lanes) as u32)
     }
 
     /// Whether `words` (bucket `bucket`) hold `fp`: branch-free per word.
     #[inline(always)]
     fn holds(&self, words: &BucketWords, bucket: u64, fp: u32) -> bool {
         let mask = self.locus(bucket).mask;
-        let pattern = fpr::broadcast::<W>(fp);
-        let mut hits = 0;
-        for w in words.iter().take(W::WORDS_PER_BUCKET) {
-            hits |= fpr::zero_lanes::<W>(w ^ pattern) & mask;
+        let mut hit = false;
+        for (&w, m) in words.iter().zip(mask).take(W::WORDS_PER_BUCKET) {
+            hit |= W::holds_in(w, m, fp);
         }
-        hits != 0
+        hit
     }
 
     // ----- single-bucket steps ---------------------------------------------
@@ -250,45 +333,59 @@ impl<W: Width> Table<W> {
     /// Retries only when the word changed under it (another operation's step).
     #[inline]
     pub(crate) fn put(&self, bucket: u64, fp: u32) -> bool {
-        self.change_lane(bucket, fpr::zero_lanes::<W>, |word, lane| {
-            fpr::with_lane::<W>(word, lane, fp)
-        })
+        self.change_word(bucket, |word, mask| W::put_in(word, mask, fp))
     }
 
     /// CASes one copy of `fp` out of `bucket`. False if the bucket holds none.
     #[inline]
     fn take(&self, bucket: u64, fp: u32) -> bool {
-        let pattern = fpr::broadcast::<W>(fp);
-        self.change_lane(
-            bucket,
-            |word| fpr::zero_lanes::<W>(word ^ pattern),
-            fpr::without_lane::<W>,
-        )
+        self.change_word(bucket, |word, mask| W::take_from(word, mask, fp))
+    }
+
+    /// [`Self::take`], but the first CAS on each word of `bucket` expects the
+    /// value in `words` (read earlier by [`Self::load_bucket`]) instead of
+    /// loading it: a stale value costs one failed CAS, which reads the word.
+    /// A word whose value in `words` holds no `fp` is not looked at again;
+    /// false then means only that this take found no copy, and the caller
+    /// falls back on an announced, validated [`Self::remove_copy`].
+    fn take_expecting(&self, bucket: u64, words: BucketWords, fp: u32) -> bool {
+        let locus = self.locus(bucket);
+        for (k, (mut word, mask)) in words.into_iter().zip(locus.mask).enumerate() {
+            if k == W::WORDS_PER_BUCKET {
+                break;
+            }
+            if W::SPANS && mask == 0 {
+                continue;
+            }
+            let cell = self.word(locus.index(k));
+            while let Some(new) = W::take_from(word, mask, fp) {
+                match cell.compare_exchange(word, new, SUCCESS, FAILURE) {
+                    Ok(_) => return true,
+                    Err(now) => word = now,
+                }
+            }
+        }
+        false
     }
 
     /// The one CAS loop of a single-bucket step: in each word of `bucket`,
-    /// finds the first of its lanes that `find` flags (by their high bits) and
-    /// CASes the word to `change(word, lane)`. False once no word of the bucket
-    /// has a flagged lane. Retries only when the word changed under it (another
-    /// operation's step), finding the lane again in the value it failed on.
+    /// asks `change(word, mask)` (`mask` flagging the bucket's lanes of the
+    /// word) for the word's new value and CASes it in. False once `change`
+    /// has no new value for any word of the bucket. Retries only when the word
+    /// changed under it (another operation's step), asking again with the
+    /// value it failed on.
     #[inline(always)]
-    fn change_lane(
-        &self,
-        bucket: u64,
-        find: impl Fn(u64) -> u64,
-        change: impl Fn(u64, u32) -> u64,
-    ) -> bool {
-        let Locus { first, mask } = self.locus(bucket);
+    fn change_word(&self, bucket: u64, change: impl Fn(u64, u64) -> Option<u64>) -> bool {
+        let locus = self.locus(bucket);
         for k in 0..W::WORDS_PER_BUCKET {
-            let cell = self.word(first + k);
+            let mask = locus.mask[k];
+            if W::SPANS && mask == 0 {
+                continue;
+            }
+            let cell = self.word(locus.index(k));
             let mut word = cell.load(Ordering::Acquire);
-            loop {
-                let flags = find(word) & mask;
-                if flags == 0 {
-                    break;
-                }
-                let lane = fpr::first_lane::<W>(flags);
-                match cell.compare_exchange(word, change(word, lane), SUCCESS, FAILURE) {
+            while let Some(new) = change(word, mask) {
+                match cell.compare_exchange(word, new, SUCCESS, FAILURE) {
                     Ok(_) => return true,
                     Err(now) => word = now,
                 }
@@ -378,29 +475,43 @@ impl<W: Width> Table<W> {
         removed
     }
 
-    /// Moves the copy of `fp` in slot `slot` of bucket `src` to its alternate
-    /// bucket `dst`: copy into `dst`, publish the move, clear the source. At
-    /// every instant the fingerprint is in at least one of its buckets.
+    /// Moves one copy of `fp` from bucket `src` to its alternate bucket `dst`:
+    /// copy into `dst`, publish the move, take a copy out of `src`. At every
+    /// instant the fingerprint is in at least one of its buckets.
     ///
-    /// False when the table no longer matches the path (the source slot holds
-    /// something else, or `dst` filled up); the table is then unchanged but for
-    /// valid moves. If the source copy vanishes between the copy and the clear
-    /// (a remove or another mover took it), the copy just made is one too many,
-    /// and one copy is removed from the pair instead, keeping the invariant.
-    /// That take is a remove like any other, announced on the stripe.
+    /// False when the table no longer matches the path (`src` holds no `fp`
+    /// any more, or `dst` filled up); the table is then unchanged but for
+    /// valid moves. If the source holds no copy between the copy and the take
+    /// (a remove or another mover took it), the copy just made is one too
+    /// many, and one copy is removed from the pair instead, keeping the
+    /// invariant. That take is a remove like any other, announced on the
+    /// stripe.
+    ///
+    /// **By value, not by slot.** The move names a fingerprint and a bucket,
+    /// not a slot: it takes *some* copy of `fp` out of `src`, the first its
+    /// CAS finds. That is the same protocol as moving the copy of one slot:
+    /// every copy of `fp` in `src` belongs to the same pair `{src, dst}` (the
+    /// alternate depends only on the bucket and the fingerprint), and by the
+    /// invariant at the top of this module copies of one fingerprint in one
+    /// pair are interchangeable: which copy moves changes no item's
+    /// findability and no count. Where a by-slot mover would find its slot
+    /// emptied while another copy of `fp` stays in `src`, its fallback took
+    /// that copy anyway (a remove of the pair looks in `src` first); the
+    /// by-value take takes it directly, after the same announcement (the
+    /// publish), and the move counts as made. A layout whose slots have no
+    /// stable position (a bucket kept sorted) needs exactly this.
     ///
     /// From before its copy until it returns, the mover is in its stripe's
     /// in-flight count ([`relocation::Stripe::enter`]): a concurrent
     /// [`clear`](Self::clear) then leaves the fingerprints of the stripe alone,
     /// so that it never takes this mover's extra copy. (If it could, the
     /// pair would hold fewer copies than live items plus movers, and this
-    /// mover's clear or fallback could take the copy of an item inserted after
+    /// mover's take or fallback could take the copy of an item inserted after
     /// the clear returned: see [`clear`].)
-    pub(crate) fn relocate(&self, src: u64, slot: u32, fp: u32, dst: u64) -> bool {
+    pub(crate) fn relocate(&self, src: u64, fp: u32, dst: u64) -> bool {
         debug_assert_eq!(self.alternate(src, fp), dst);
-        let (cell, lane) = self.slot(src, slot);
-        let mut word = cell.load(Ordering::Acquire);
-        if fpr::lane_value::<W>(word, lane) != fp {
+        let words = self.load_bucket(src);
+        if !self.holds(&words, src, fp) {
             return false;
         }
         let stripe = self.relocations.stripe(src, dst);
@@ -409,30 +520,27 @@ impl<W: Width> Table<W> {
             return false;
         }
         relocation::publish(self.relocations.for_pair(src, dst));
-        loop {
-            if fpr::lane_value::<W>(word, lane) != fp {
-                let pos = Position {
-                    i1: src,
-                    i2: dst,
-                    fp,
-                };
-                if !self.remove_copy(pos) {
-                    // No copy left to take back: a remove of an item that was
-                    // not in the filter (a second remove of an item inserted
-                    // once) took this mover's extra copy, and returned true for
-                    // it. Count that copy back in, so that `len()` keeps
-                    // agreeing with the table (guarantee 4's "equals the number
-                    // of fingerprints in the table").
-                    self.count.increment(src);
-                }
-                return false;
-            }
-            match cell.compare_exchange(word, fpr::without_lane::<W>(word, lane), SUCCESS, FAILURE)
-            {
-                Ok(_) => return true,
-                Err(now) => word = now,
-            }
+        // The take is announced by the publish just before it, as a by-slot
+        // clear was. Its CAS expects the words read before the copy (a
+        // failed CAS reads the word again), so a move costs the loads it
+        // always did.
+        if self.take_expecting(src, words, fp) {
+            return true;
         }
+        let pos = Position {
+            i1: src,
+            i2: dst,
+            fp,
+        };
+        if !self.remove_copy(pos) {
+            // No copy left to take back: a remove of an item that was not in
+            // the filter (a second remove of an item inserted once) took this
+            // mover's extra copy, and returned true for it. Count that copy
+            // back in, so that `len()` keeps agreeing with the table
+            // (guarantee 4's "equals the number of fingerprints in the table").
+            self.count.increment(src);
+        }
+        false
     }
 
     /// Number of words that hold buckets (the rest of the last line is padding).
@@ -466,8 +574,7 @@ impl<W: Width> Table<W> {
     pub(crate) fn for_each_fingerprint(&self, mut f: impl FnMut(u64, u32)) {
         for bucket in 0..self.buckets {
             let words = self.load_bucket(bucket);
-            for slot in 0..SLOTS {
-                let fp = self.slot_value(&words, bucket, slot);
+            for fp in self.bucket_fingerprints(&words, bucket) {
                 if fp != 0 {
                     f(bucket, fp);
                 }
@@ -483,7 +590,7 @@ pub(crate) struct Full;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fingerprint::{W16, W32, W8};
+    use crate::fingerprint::{W10, W12, W16, W17, W21, W32, W8};
 
     fn involution<W: Width>(buckets: u64) {
         let t = Table::<W>::new(buckets).unwrap();
@@ -501,7 +608,11 @@ mod tests {
     fn alternate_is_an_involution_for_any_size() {
         for n in [2, 4, 6, 14, 64, 1000, 1022] {
             involution::<W8>(n);
+            involution::<W10>(n);
+            involution::<W12>(n);
             involution::<W16>(n);
+            involution::<W17>(n);
+            involution::<W21>(n);
             involution::<W32>(n);
         }
     }
@@ -518,11 +629,10 @@ mod tests {
         }
         for b in 0..buckets {
             let words = t.load_bucket(b);
+            let fps = t.bucket_fingerprints(&words, b);
             for s in 0..SLOTS {
-                assert_eq!(
-                    t.slot_value(&words, b, s),
-                    (b * 4 + u64::from(s) + 1) as u32
-                );
+                // Put in ascending order: a sorted bucket keeps that order.
+                assert_eq!(fps[s as usize], (b * 4 + u64::from(s) + 1) as u32);
             }
             assert!(t.holds(&words, b, (b * 4 + 1) as u32));
             assert!(
@@ -538,8 +648,53 @@ mod tests {
     #[test]
     fn buckets_do_not_overlap() {
         buckets_are_independent::<W8>();
+        buckets_are_independent::<W10>();
+        buckets_are_independent::<W12>();
         buckets_are_independent::<W16>();
+        buckets_are_independent::<W17>();
+        buckets_are_independent::<W21>();
         buckets_are_independent::<W32>();
+    }
+
+    fn lines_hold_whole_buckets<W: Width>() {
+        for buckets in [2, 6, 10, 1000] {
+            let t = Table::<W>::new(buckets).unwrap();
+            let line = |i: usize| t.word(i) as *const AtomicU64 as usize / 64;
+            assert_eq!(t.word(0) as *const AtomicU64 as usize % 64, 0);
+            for b in 0..buckets {
+                let l = t.locus(b);
+                assert!(l.second < t.word_count(), "{b}");
+                assert_eq!(
+                    line(l.first),
+                    line(l.second),
+                    "{} bits, bucket {b}",
+                    W::BITS
+                );
+                assert_eq!(l.mask[0].count_ones() + l.mask[1].count_ones(), SLOTS);
+            }
+            assert_eq!(
+                t.memory_usage() - size_of_val(&*t.blocks),
+                t.relocations.memory_usage() + t.count.memory_usage()
+            );
+            assert_eq!(
+                size_of_val(&*t.blocks) as u64,
+                table_bytes_for(W::LANES, buckets)
+            );
+        }
+    }
+
+    #[test]
+    fn spanning_buckets_stay_in_one_line() {
+        lines_hold_whole_buckets::<W10>();
+        lines_hold_whole_buckets::<W12>();
+        lines_hold_whole_buckets::<W21>();
+        assert_eq!(words_for(6, 3), 2);
+        assert_eq!(words_for(5, 10), 8);
+        assert_eq!(words_for(4, 10), 10);
+        assert_eq!(words_for(8, 10), 5);
+        assert_eq!(words_for(2, 10), 20);
+        assert_eq!(table_bytes_for(5, 10), (4 + LINE_SLACK) * 16);
+        assert_eq!(table_bytes_for(4, 10), 5 * 16);
     }
 
     #[test]
@@ -549,17 +704,18 @@ mod tests {
         let src = 5;
         let dst = t.alternate(src, fp);
         assert!(t.put(src, fp));
-        let words = t.load_bucket(src);
-        let slot = (0..SLOTS)
-            .find(|&s| t.slot_value(&words, src, s) == fp)
-            .unwrap();
-        assert!(t.relocate(src, slot, fp, dst));
+        // Another fingerprint beside it stays.
+        assert!(t.put(src, 77));
+        assert!(t.relocate(src, fp, dst));
         assert!(!t.holds(&t.load_bucket(src), src, fp));
+        assert!(t.holds(&t.load_bucket(src), src, 77));
         assert!(t.holds(&t.load_bucket(dst), dst, fp));
-        // A stale path (the source slot is empty now) changes nothing.
-        assert!(!t.relocate(src, slot, fp, dst));
+        // A stale path (the source holds no copy now) changes nothing.
+        assert!(!t.relocate(src, fp, dst));
+        // And back: moves are by value, any copy of the pair's bucket will do.
+        assert!(t.relocate(dst, fp, src));
         let mut n = 0;
         t.for_each_fingerprint(|_, _| n += 1);
-        assert_eq!(n, 1);
+        assert_eq!(n, 2);
     }
 }

@@ -9,7 +9,7 @@
 //! a path abandoned halfway leaves only valid relocations behind. Nothing is
 //! ever evicted: there is no victim slot and no random walk that drops an item.
 
-use super::{Position, Table, SLOTS};
+use super::{Position, Table};
 use crate::fingerprint::Width;
 
 /// Most displacements in one path. Five reaches more than 95 % load with
@@ -33,17 +33,15 @@ struct Node {
     fp: u32,
     /// Index of the parent node (unused for roots).
     parent: u16,
-    /// The parent's slot that holds `fp`.
-    slot: u8,
     /// Displacements from the root: 0 for the item's own buckets.
     depth: u8,
 }
 
-/// One displacement: the fingerprint in `slot` of `src` moves to `dst`.
+/// One displacement: a copy of `fp` moves from `src` to `dst` (by value, see
+/// [`Table::relocate`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Step {
     pub(crate) src: u64,
-    pub(crate) slot: u32,
     pub(crate) fp: u32,
     pub(crate) dst: u64,
 }
@@ -123,7 +121,6 @@ pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> 
                 bucket: root,
                 fp: 0,
                 parent: 0,
-                slot: 0,
                 depth: 0,
             });
         }
@@ -132,13 +129,12 @@ pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> 
     while head < nodes.len() {
         let node = nodes[head];
         let words = table.load_bucket(node.bucket);
-        let fps: [u32; SLOTS as usize] =
-            std::array::from_fn(|s| table.slot_value(&words, node.bucket, s as u32));
+        let fps = table.bucket_fingerprints(&words, node.bucket);
         if fps.contains(&0) {
             return Some(trace(&nodes, head));
         }
         if node.depth < MAX_DEPTH {
-            for (slot, &fp) in fps.iter().enumerate() {
+            for &fp in &fps {
                 if nodes.len() == MAX_NODES {
                     break;
                 }
@@ -152,7 +148,6 @@ pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> 
                         bucket: child,
                         fp,
                         parent: head as u16,
-                        slot: slot as u8,
                         depth: node.depth + 1,
                     });
                 }
@@ -186,7 +181,6 @@ fn trace(nodes: &[Node], target: usize) -> Path {
         let parent = nodes[node.parent as usize];
         steps.push(Step {
             src: parent.bucket,
-            slot: u32::from(node.slot),
             fp: node.fp,
             dst: node.bucket,
         });
@@ -210,7 +204,7 @@ pub(crate) fn apply<W: Width>(
     path.steps
         .iter()
         .rev()
-        .all(|s| table.relocate(s.src, s.slot, s.fp, s.dst))
+        .all(|s| table.relocate(s.src, s.fp, s.dst))
         .then(|| put(path.root))
 }
 
@@ -260,21 +254,18 @@ mod tests {
                 bucket: 7,
                 fp: 0,
                 parent: 0,
-                slot: 0,
                 depth: 0,
             },
             Node {
                 bucket: 9,
                 fp: 1,
                 parent: 0,
-                slot: 0,
                 depth: 1,
             },
             Node {
                 bucket: 3,
                 fp: 2,
                 parent: 1,
-                slot: 1,
                 depth: 2,
             },
         ];

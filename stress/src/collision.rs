@@ -88,9 +88,10 @@ pub(crate) fn run(cfg: &Config) -> bool {
     let secs = start.elapsed().as_secs_f64();
     let ops = totals.ops.load(Ordering::Relaxed);
     println!(
-        "collision: {} rounds (widths 8/16/32, {:?} buckets), {} threads, {ops} operations \
+        "collision: {} rounds (widths {}, {:?} buckets), {} threads, {ops} operations \
          in {secs:.1} s ({:.1} M/s), {} inserts found the table full, {violations} violations",
         totals.rounds.load(Ordering::Relaxed),
+        FingerprintBits::ALL.map(|b| b.bits().to_string()).join("/"),
         SIZES,
         cfg.threads,
         ops as f64 / secs / 1e6,

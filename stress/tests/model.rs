@@ -40,7 +40,11 @@ fn op(keys: u64) -> impl Strategy<Value = Op> {
 fn bits() -> impl Strategy<Value = FingerprintBits> {
     prop_oneof![
         Just(FingerprintBits::Bits8),
+        Just(FingerprintBits::Bits10),
+        Just(FingerprintBits::Bits12),
         Just(FingerprintBits::Bits16),
+        Just(FingerprintBits::Bits17),
+        Just(FingerprintBits::Bits21),
         Just(FingerprintBits::Bits32),
     ]
 }

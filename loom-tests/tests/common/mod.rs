@@ -78,19 +78,27 @@ where
 /// A filter of exactly `buckets` buckets of four 16-bit fingerprints (one
 /// bucket per `AtomicU64`).
 pub fn filter(buckets: u64) -> Filter {
-    test_hooks::with_buckets(
-        buckets,
-        FingerprintBits::Bits16,
-        DefaultHashBuilder::with_seed(DEFAULT_SEED),
-    )
-    .expect("tiny table")
+    filter_of(FingerprintBits::Bits16, buckets)
+}
+
+/// A filter of exactly `buckets` buckets of four `bits`-bit fingerprints. At
+/// 12 bits (five slots to a word) a table of 4 buckets is 16 slots in four
+/// words: bucket 0 in word 0, buckets 1, 2 and 3 each across two words.
+pub fn filter_of(bits: FingerprintBits, buckets: u64) -> Filter {
+    test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::with_seed(DEFAULT_SEED))
+        .expect("tiny table")
+}
+
+/// The largest fingerprint searched for: the width's largest, at most 2^16 - 1.
+fn max_fp(f: &Filter) -> u32 {
+    ((1u64 << f.fingerprint_bits().bits()) - 1).min(u64::from(u16::MAX)) as u32
 }
 
 /// The first `count` fingerprints (in increasing order, none in `skip`) whose
 /// alternate bucket, seen from `bucket`, is `alt`. (The alternate is never the
 /// bucket itself: every fingerprint has two distinct buckets.)
 pub fn fps(f: &Filter, bucket: u64, alt: u64, count: usize, skip: &[u32]) -> Vec<u32> {
-    let found: Vec<u32> = (1..=u32::from(u16::MAX))
+    let found: Vec<u32> = (1..=max_fp(f))
         .filter(|fp| !skip.contains(fp))
         .filter(|&fp| f.position(f.hash_for(bucket, fp)) == (bucket, alt, fp))
         .take(count)
@@ -106,7 +114,7 @@ pub fn fps(f: &Filter, bucket: u64, alt: u64, count: usize, skip: &[u32]) -> Vec
 /// The bucket other than `not` that a fingerprint in `bucket` can pair it with
 /// (in a table of 4 buckets each bucket has exactly two partners).
 pub fn partner(f: &Filter, bucket: u64, not: u64) -> u64 {
-    (1..=u32::from(u16::MAX))
+    (1..=max_fp(f))
         .map(|fp| f.position(f.hash_for(bucket, fp)).1)
         .find(|&alt| alt != not)
         .expect("a second partner")

@@ -1,0 +1,97 @@
+//! For each false-positive rate asked, the layout the builder picks, the
+//! memory it costs per item and the rate measured, beside a Bloom filter's
+//! `1.44 · log2(1/ε)` bits per item. Reproducible: every filter has the
+//! fixed seed `DEFAULT_SEED`.
+//!
+//! ```text
+//! cargo run --release --example rates [items]
+//! ```
+//!
+//! Each filter is built for `items` items (2 000 000 by default) and filled
+//! with them; the rate is measured over twice as many keys never inserted.
+//! The targets are issue #10's: bits per item at most the figure given, and
+//! the measured rate at most 1.15 times the rate asked.
+
+use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, DEFAULT_SEED};
+
+/// Rate asked, and the most bits per item the issue allows for it.
+const TARGETS: [(f64, f64); 5] = [
+    (0.03, 8.7),
+    (0.01, 11.7),
+    (0.002, 13.9),
+    (1e-4, 17.3),
+    (1e-6, 34.5),
+];
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let items: u64 = match std::env::args().nth(1) {
+        Some(arg) => arg
+            .parse()
+            .map_err(|e| format!("items must be a number: {e}"))?,
+        None => 2_000_000,
+    };
+    let probes = 2 * items;
+    println!("{items} items, rate measured over {probes} absent keys, seed DEFAULT_SEED\n");
+    println!(
+        "| rate asked | layout | bits per item | target | measured rate | bound at load | Bloom 1.44·log2(1/ε) | met |"
+    );
+    println!("|---|---|--:|--:|--:|--:|--:|---|");
+    let mut all_met = true;
+    for (rate, target_bits) in TARGETS {
+        let filter = CuckooFilter::builder()
+            .capacity(items as usize)
+            .false_positive_rate(rate)
+            .seed(DEFAULT_SEED)
+            .build()?;
+        for k in 0..items {
+            filter.insert(&k)?;
+        }
+        let false_positives = (items..items + probes)
+            .filter(|k| filter.contains(k))
+            .count();
+        let measured = false_positives as f64 / probes as f64;
+        let bits_per_item = filter.memory_usage() as f64 * 8.0 / items as f64;
+        let bloom = 1.44 * (1.0 / rate).log2();
+        let met = bits_per_item <= target_bits && measured <= 1.15 * rate;
+        all_met &= met;
+        println!(
+            "| {} | {} | {bits_per_item:.2} | ≤ {target_bits} | {} | {} | {bloom:.1} | {} |",
+            percent(rate),
+            layout(filter.fingerprint_bits()),
+            percent(measured),
+            percent(filter.false_positive_rate()),
+            if met { "yes" } else { "no" },
+        );
+    }
+    println!(
+        "\n{}",
+        if all_met {
+            "every target met"
+        } else {
+            "some targets not met (see the last column)"
+        }
+    );
+    Ok(())
+}
+
+/// A layout's name.
+fn layout(bits: FingerprintBits) -> String {
+    match bits {
+        FingerprintBits::Bits17 => "17-bit semi-sorted".into(),
+        b => format!("{}-bit", b.bits()),
+    }
+}
+
+/// A rate as a percentage with three significant digits (in scientific
+/// notation, as a fraction, below 10^-5).
+fn percent(rate: f64) -> String {
+    if rate == 0.0 {
+        return "0".into();
+    }
+    if rate < 1e-5 {
+        return format!("{rate:.2e}");
+    }
+    let p = rate * 100.0;
+    let decimals = (2 - p.log10().floor() as i32).max(0) as usize;
+    format!("{p:.decimals$} %")
+}
