@@ -138,7 +138,7 @@ pub(super) fn first_width(rate: f64) -> Result<FingerprintBits, BuildError> {
     }
     let widths = widths(rate, GROWN_TABLES);
     if widths.len() < GROWN_TABLES as usize {
-        let longest = FingerprintBits::ALL[FingerprintBits::ALL.len() - 1];
+        let longest = GROWTH_WIDTHS[GROWTH_WIDTHS.len() - 1];
         return Err(BuildError::UnreachableFalsePositiveRate {
             rate,
             best: smallest_rate(),
