@@ -28,4 +28,4 @@ pub use keys::{fresh_key, key, miss_key, scale, splitmix};
 pub use memory_limit::{hash_block, ours_batched, ours_plain, MemKernel, BLOCK, GROUP};
 pub use single::{chunk_for, lookup_hits, lookup_misses, timed_inserts, timed_removes};
 pub use subjects::{prev_pow2, Alone, Atomic, Bloom, Mx, Ours, Rw, Subject};
-pub use tables::{capacity_for_mib, Size, Tables};
+pub use tables::{capacity_for_bytes, capacity_for_mib, filter_with, Size, Tables};

@@ -1,5 +1,7 @@
 //! The two table sizes every workload runs at: one that fits in L2, one far
-//! larger than the caches.
+//! larger than the caches; and tables of a given byte size for any width.
+
+use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, DEFAULT_SEED};
 
 /// Which of the two tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -64,9 +66,62 @@ pub fn capacity_for_mib(mib: f64) -> usize {
     (mib * (1u64 << 20) as f64 / 8.0 * 4.0 * 0.94) as usize
 }
 
+/// Our filter with `bits`-bit fingerprints and the fixed seed, built for
+/// `capacity` items.
+pub fn filter_with(capacity: usize, bits: FingerprintBits) -> CuckooFilter {
+    CuckooFilter::builder()
+        .capacity(capacity)
+        .fingerprint_bits(bits)
+        .seed(DEFAULT_SEED)
+        .build()
+        .expect("a table of the benchmarked size")
+}
+
+/// The largest capacity whose filter with `bits`-bit fingerprints takes at
+/// most `bytes` by `memory_usage()`, or `None` where even one item does not
+/// fit. Builds the candidates: a fresh table is zero pages the OS has not yet
+/// handed out, so each costs little more than the calls. A candidate the
+/// builder refuses (too large) does not fit.
+pub fn capacity_for_bytes(bits: FingerprintBits, bytes: usize) -> Option<usize> {
+    let fits = |capacity| {
+        CuckooFilter::builder()
+            .capacity(capacity)
+            .fingerprint_bits(bits)
+            .seed(DEFAULT_SEED)
+            .build()
+            .is_ok_and(|f| f.memory_usage() <= bytes)
+    };
+    if !fits(1) {
+        return None;
+    }
+    // Every layout spends at least 8 bits on a slot, so `bytes` items never fit.
+    let (mut low, mut high) = (1, bytes);
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if fits(mid) {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    Some(low)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn capacity_for_bytes_fills_the_bytes_without_passing_them() {
+        let bytes = 1 << 20;
+        for bits in FingerprintBits::ALL {
+            let cap = capacity_for_bytes(bits, bytes).unwrap();
+            let used = filter_with(cap, bits).memory_usage();
+            assert!(used <= bytes, "{bits:?}: {used} bytes");
+            assert!(used as f64 >= 0.98 * bytes as f64, "{bits:?}: {used} bytes");
+        }
+        assert_eq!(capacity_for_bytes(FingerprintBits::Bits16, 64), None);
+    }
 
     #[test]
     fn size_lists_parse_in_order_and_refuse_unknown_names() {

@@ -11,7 +11,11 @@ usage: compare [OPTIONS]
   --quick              a smoke run: 64 MiB big table, windows cut to 30 %
   --big-mib N          the big table, in MiB (default 512; 64 with --quick)
   --small-items N      the small table's capacity (default 65536)
-  --sizes LIST         the tables to run: small, big or small,big (default)
+  --sizes LIST         the sections to run, of small, big and layouts
+                       (default small,big,layouts); layouts runs every
+                       fingerprint width on one thread beside 16-bit
+  --layouts-mib N      the large table of the layouts section, in MiB
+                       (default 64; 16 with --quick)
   --threads LIST       thread counts of the concurrent runs (default 1,2,4,8)
   --st-ms MS           window of one single-thread figure (default 300)
   --conc-ms MS         one concurrent run (default 400)
@@ -19,9 +23,11 @@ usage: compare [OPTIONS]
   -h, --help           this text";
 
 pub struct Config {
-    pub quick: bool,
     pub tables: Tables,
     pub sizes: Vec<Size>,
+    /// Whether to run the layouts section.
+    pub layouts: bool,
+    pub layouts_mib: f64,
     pub out: PathBuf,
     pub st_time: Duration,
     pub conc_time: Duration,
@@ -43,6 +49,8 @@ impl Config {
         let mut big_mib = None;
         let mut small_items = Tables::DEFAULT.small_items;
         let mut sizes = vec![Size::Small, Size::Big];
+        let mut layouts = true;
+        let mut layouts_mib = None;
         let mut threads = DEFAULT_THREADS.to_vec();
         let mut st_ms = None;
         let mut conc_ms = None;
@@ -53,7 +61,8 @@ impl Config {
                 Long("quick") => quick = true,
                 Long("big-mib") => big_mib = Some(parser.value()?.parse()?),
                 Long("small-items") => small_items = parser.value()?.parse()?,
-                Long("sizes") => sizes = parser.value()?.parse_with(Size::parse_list)?,
+                Long("sizes") => (sizes, layouts) = parser.value()?.parse_with(parse_sections)?,
+                Long("layouts-mib") => layouts_mib = Some(parser.value()?.parse()?),
                 Long("threads") => threads = parser.value()?.parse_with(parse_threads)?,
                 Long("st-ms") => st_ms = Some(parser.value()?.parse()?),
                 Long("conc-ms") => conc_ms = Some(parser.value()?.parse()?),
@@ -67,12 +76,13 @@ impl Config {
         let scale = if quick { 0.3 } else { 1.0 };
         let ms = |v: Option<f64>, default: f64| Duration::from_secs_f64(v.unwrap_or(default) / 1e3);
         Ok(Command::Run(Self {
-            quick,
             tables: Tables {
                 small_items,
                 big_mib: big_mib.unwrap_or(if quick { 64.0 } else { 512.0 }),
             },
             sizes,
+            layouts,
+            layouts_mib: layouts_mib.unwrap_or(if quick { 16.0 } else { 64.0 }),
             out,
             st_time: ms(st_ms, 300.0 * scale),
             conc_time: ms(conc_ms, 400.0 * scale),
@@ -80,4 +90,23 @@ impl Config {
             fill_threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
         }))
     }
+}
+
+/// `--sizes`: table sizes, and `layouts` for the layouts section.
+fn parse_sections(spec: &str) -> Result<(Vec<Size>, bool), String> {
+    let names: Vec<&str> = spec.split(',').map(str::trim).collect();
+    if let Some(name) = names
+        .iter()
+        .find(|n| !["small", "big", "layouts"].contains(n))
+    {
+        return Err(format!("not a section: {name:?} (small, big or layouts)"));
+    }
+    let (layouts, sizes): (Vec<&str>, Vec<&str>) =
+        names.into_iter().partition(|&name| name == "layouts");
+    let sizes = if sizes.is_empty() {
+        Vec::new()
+    } else {
+        Size::parse_list(&sizes.join(","))?
+    };
+    Ok((sizes, !layouts.is_empty()))
 }
