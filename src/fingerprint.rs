@@ -39,7 +39,11 @@ pub(crate) const SLOTS: u32 = 4;
 /// assert_eq!(FingerprintBits::Bits8.bits(), 8);
 /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
 /// ```
+///
+/// The enum is `#[non_exhaustive]`: layouts may be added (as 10, 12, 17 and 21
+/// bits were), so a `match` on it needs a `_` arm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[non_exhaustive]
 pub enum FingerprintBits {
     /// 8-bit fingerprints, eight to a word: about 3 % false positives at full
     /// load, 8.4 bits per item.
