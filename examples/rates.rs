@@ -14,9 +14,12 @@
 
 use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, DEFAULT_SEED};
 
-/// Rate asked, and the most bits per item the issue allows for it.
-const TARGETS: [(f64, f64); 5] = [
+/// Rate asked, and the most bits per item the issue allows for it (at 2 %,
+/// not one of the issue's rates, the memory of 8-bit fingerprints: the
+/// semi-sorted 9-bit layout's).
+const TARGETS: [(f64, f64); 6] = [
     (0.03, 8.7),
+    (0.02, 8.7),
     (0.01, 11.7),
     (0.002, 13.9),
     (1e-4, 17.3),
@@ -77,6 +80,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// A layout's name.
 fn layout(bits: FingerprintBits) -> String {
     match bits {
+        FingerprintBits::Bits9 => "9-bit semi-sorted".into(),
         FingerprintBits::Bits17 => "17-bit semi-sorted".into(),
         b => format!("{}-bit", b.bits()),
     }

@@ -119,6 +119,8 @@ impl<S> Builder<S> {
     /// use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.05).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits8);
+    /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.02).build()?;
+    /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits9); // semi-sorted, 8 bits a slot
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.01).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits10);
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.002).build()?;
@@ -288,6 +290,7 @@ mod tests {
         let pick = |r: f64| Builder::default().false_positive_rate(r).choose_bits();
         for (rate, bits) in [
             (0.03, FingerprintBits::Bits8),
+            (0.02, FingerprintBits::Bits9),
             (0.01, FingerprintBits::Bits10),
             (0.002, FingerprintBits::Bits12),
             (1e-4, FingerprintBits::Bits17),
@@ -312,6 +315,8 @@ mod tests {
             Err(BuildError::UnreachableFalsePositiveRate { bits: 10, .. })
         ));
         // The cheapest in memory; of equal cost, the faster (plain) one.
+        assert_eq!(cheapest(|b| b.bits() >= 8), Some(FingerprintBits::Bits8));
+        assert_eq!(cheapest(|b| b.bits() >= 9), Some(FingerprintBits::Bits9));
         assert_eq!(cheapest(|b| b.bits() >= 12), Some(FingerprintBits::Bits12));
         assert_eq!(cheapest(|b| b.bits() >= 16), Some(FingerprintBits::Bits16));
         assert_eq!(cheapest(|b| b.bits() >= 17), Some(FingerprintBits::Bits17));
@@ -323,7 +328,8 @@ mod tests {
         let pick = |r: f64| Builder::default().false_positive_rate(r).choose_bits();
         assert_eq!(pick(0.05), Ok(FingerprintBits::Bits8));
         assert_eq!(pick(0.03), Ok(FingerprintBits::Bits8));
-        assert_eq!(pick(0.02), Ok(FingerprintBits::Bits10));
+        assert_eq!(pick(0.02), Ok(FingerprintBits::Bits9));
+        assert_eq!(pick(0.01), Ok(FingerprintBits::Bits10));
         assert_eq!(pick(1e-4), Ok(FingerprintBits::Bits17));
         assert_eq!(pick(2e-9), Ok(FingerprintBits::Bits32));
         assert!(matches!(

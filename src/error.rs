@@ -328,9 +328,10 @@ pub enum DecodeError {
         /// Index of the first such word in the table.
         word: u64,
     },
-    /// A word of a semi-sorted table ([`FingerprintBits::Bits17`](crate::FingerprintBits::Bits17))
-    /// is not one the codec writes: an unused prefix code, or fingerprints
-    /// out of order.
+    /// A word of a semi-sorted table ([`FingerprintBits::Bits17`](crate::FingerprintBits::Bits17),
+    /// or either half of one of a [`FingerprintBits::Bits9`](crate::FingerprintBits::Bits9)
+    /// table) is not one the codec writes: an unused prefix code, or
+    /// fingerprints out of order.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, FingerprintBits};

@@ -91,7 +91,8 @@ mod growable;
 mod hasher;
 mod merge;
 // The semi-sorted bucket codec (issue #10): the 17-bit layout uses its
-// one-bucket-per-word codec; the two-buckets-per-word `half` is not used yet.
+// one-bucket-per-word codec, the 9-bit layout its two-buckets-per-word `half`.
+// Parts of it (`replace`, `of_hash`, `MAX`, ...) only its tests use.
 #[allow(dead_code)]
 mod semisorted;
 mod sync;

@@ -122,10 +122,10 @@ fn count_false_positives(f: &CuckooFilter, absent: u64) -> u64 {
 }
 
 fn layout_name(bits: FingerprintBits) -> String {
-    if bits == FingerprintBits::Bits17 {
-        "17-bit, semi-sorted".into()
-    } else {
-        format!("{}-bit", bits.bits())
+    match bits {
+        FingerprintBits::Bits9 => "9-bit, semi-sorted".into(),
+        FingerprintBits::Bits17 => "17-bit, semi-sorted".into(),
+        b => format!("{}-bit", b.bits()),
     }
 }
 

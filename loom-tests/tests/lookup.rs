@@ -149,3 +149,28 @@ fn contains_vs_move_into_first_bucket_semi_sorted() {
 fn contains_vs_move_into_first_bucket_semi_sorted_roles_swapped() {
     contains_during_relocation(FingerprintBits::Bits17, 0, 3, 3, Roles::RacerOnMain);
 }
+
+/// Semi-sorted 9-bit buckets, two to a word (bucket `b` is half `b % 2` of
+/// word `b / 2`): every change re-encodes the bucket's half and CASes the
+/// whole word. Move 0 -> 3 (across words), contains reads 3 first.
+#[test]
+fn contains_vs_move_into_first_bucket_semi_sorted_half_words() {
+    contains_during_relocation(FingerprintBits::Bits9, 0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_move_into_first_bucket_semi_sorted_half_words_roles_swapped() {
+    contains_during_relocation(FingerprintBits::Bits9, 0, 3, 3, Roles::RacerOnMain);
+}
+
+/// Semi-sorted 9-bit buckets: move 0 -> 1, the two halves of one word (the
+/// move's put and take CAS the same word), contains reads 1 first.
+#[test]
+fn contains_vs_move_within_one_word_semi_sorted() {
+    contains_during_relocation(FingerprintBits::Bits9, 0, 1, 1, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_move_within_one_word_semi_sorted_roles_swapped() {
+    contains_during_relocation(FingerprintBits::Bits9, 0, 1, 1, Roles::RacerOnMain);
+}

@@ -5,7 +5,7 @@
 //! offset  size  field
 //!      0     8  magic "LFCUCKOO"
 //!      8     2  format version (1)
-//!     10     1  fingerprint bits (8, 10, 12, 16, 17 = semi-sorted, 21 or 32)
+//!     10     1  fingerprint bits (8, 9 or 17 = semi-sorted, 10, 12, 16, 21, 32)
 //!     11     1  slots per bucket (4)
 //!     12     4  flags (0)
 //!     16     8  hasher id     (HasherIdentity::ID; 1 = DefaultHashBuilder)
@@ -16,8 +16,9 @@
 //!     56   8·W  the table words, LE: floor(64 / bits) slots each, from bit 0
 //!               up, slot k of bucket b in lane (4b + k) of the whole table,
 //!               0 = empty; bits outside every slot are 0. At 17 bits each
-//!               word is one semi-sorted bucket (src/semisorted.rs), as the
-//!               codec writes it
+//!               word is one semi-sorted bucket (src/semisorted.rs), at 9
+//!               bits each 32-bit half is one (bucket b: half b % 2 of word
+//!               b / 2, 8 slots a word), as the codec writes them
 //! 56+8·W     4  CRC-32C of bytes [0, 56 + 8·W)
 //! ```
 //!
@@ -343,7 +344,7 @@ mod tests {
         // of word L / (64 / f), from bit 0 up.
         for bits in FingerprintBits::ALL
             .into_iter()
-            .filter(|b| *b != FingerprintBits::Bits17)
+            .filter(|b| *b != FingerprintBits::Bits17 && *b != FingerprintBits::Bits9)
         {
             let f = CuckooFilter::with_buckets(6, bits, DefaultHashBuilder::default()).unwrap();
             let fp = 0x25a; // fits every width but 8
@@ -376,10 +377,37 @@ mod tests {
     }
 
     #[test]
+    fn semi_sorted_words_must_be_canonical() {
+        // The top 8 bits of a bucket's 12-bit code set (a code of at least
+        // 4080, unused): at 9 bits, bits 24..32 of its half (byte 3 of the
+        // word for bucket 0, byte 7 for bucket 1, both in word 0); at 17
+        // bits, bits 56..64 of its word.
+        for (bits, damage) in [
+            (FingerprintBits::Bits9, [(3usize, 0u64), (7, 0)]),
+            (FingerprintBits::Bits17, [(7, 0), (15, 1)]),
+        ] {
+            let f = CuckooFilter::with_buckets(4, bits, DefaultHashBuilder::default()).unwrap();
+            let bytes = f.to_bytes();
+            for (bucket, (at, word)) in damage.into_iter().enumerate() {
+                let mut damaged = bytes.clone();
+                damaged[HEADER_LEN + at] = 0xff;
+                let n = damaged.len();
+                let crc = crc32c::crc32c(&damaged[..n - 4]);
+                damaged[n - 4..].copy_from_slice(&crc.to_le_bytes());
+                assert_eq!(
+                    CuckooFilter::from_bytes(&damaged).unwrap_err(),
+                    DecodeError::InvalidBucket { word },
+                    "{bits:?} bucket {bucket}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn padding_must_be_zero() {
         for bits in FingerprintBits::ALL
             .into_iter()
-            .filter(|b| *b != FingerprintBits::Bits17)
+            .filter(|b| *b != FingerprintBits::Bits17 && *b != FingerprintBits::Bits9)
         {
             let f = CuckooFilter::with_buckets(2, bits, DefaultHashBuilder::default()).unwrap();
             let bytes = f.to_bytes();

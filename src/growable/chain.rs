@@ -75,7 +75,7 @@ const SMALL_BUCKETS: u64 = 1024;
 /// The widths growth chooses from: 8, 16 and 32 bits, the widths it has
 /// always used. Chains in the byte format are checked against this rule
 /// ([`check_shape`]), so widening the set would refuse chains written before;
-/// the other layouts (10, 12, 17 semi-sorted, 21 bits) are for filters built at a fixed
+/// the other layouts (9 and 17 semi-sorted, 10, 12, 21 bits) are for filters built at a fixed
 /// size, whose builder picks among all widths.
 const GROWTH_WIDTHS: [FingerprintBits; 3] = [
     FingerprintBits::Bits8,

@@ -5,12 +5,13 @@
 
 use super::{Full, Table, SLOTS};
 use crate::error::AllocError;
-use crate::fingerprint::{FingerprintBits, W10, W12, W16, W17, W21, W32, W8};
+use crate::fingerprint::{FingerprintBits, W10, W12, W16, W17, W21, W32, W8, W9};
 
 /// The table behind a filter (and behind each table of a growable filter's
 /// chain), one variant per fingerprint width.
 pub(crate) enum AnyTable {
     Bits8(Table<W8>),
+    Bits9(Table<W9>),
     Bits10(Table<W10>),
     Bits12(Table<W12>),
     Bits16(Table<W16>),
@@ -24,6 +25,7 @@ macro_rules! dispatch {
     ($table:expr, $t:ident => $body:expr) => {
         match $table {
             $crate::table::AnyTable::Bits8($t) => $body,
+            $crate::table::AnyTable::Bits9($t) => $body,
             $crate::table::AnyTable::Bits10($t) => $body,
             $crate::table::AnyTable::Bits12($t) => $body,
             $crate::table::AnyTable::Bits16($t) => $body,
@@ -44,6 +46,11 @@ macro_rules! with_width {
             $crate::fingerprint::FingerprintBits::Bits8 => {
                 type $W = $crate::fingerprint::W8;
                 let $wrap = $crate::table::AnyTable::Bits8;
+                $body
+            }
+            $crate::fingerprint::FingerprintBits::Bits9 => {
+                type $W = $crate::fingerprint::W9;
+                let $wrap = $crate::table::AnyTable::Bits9;
                 $body
             }
             $crate::fingerprint::FingerprintBits::Bits10 => {
@@ -92,6 +99,7 @@ impl AnyTable {
     pub(crate) fn bits(&self) -> FingerprintBits {
         match self {
             AnyTable::Bits8(_) => FingerprintBits::Bits8,
+            AnyTable::Bits9(_) => FingerprintBits::Bits9,
             AnyTable::Bits10(_) => FingerprintBits::Bits10,
             AnyTable::Bits12(_) => FingerprintBits::Bits12,
             AnyTable::Bits16(_) => FingerprintBits::Bits16,

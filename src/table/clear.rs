@@ -66,7 +66,6 @@
 
 use super::{Table, FAILURE, SLOTS, SUCCESS};
 use crate::fingerprint::{self as fpr, Width};
-use crate::semisorted;
 use crate::sync::{AtomicU64, Ordering};
 
 impl<W: Width> Table<W> {
@@ -121,29 +120,40 @@ impl<W: Width> Table<W> {
         }
     }
 
-    /// [`Self::sweep_word`] for a semi-sorted layout: word `index` is bucket
-    /// `index`, whose fingerprints are kept if their pair's stripe is busy
-    /// and otherwise taken, the rest re-encoded, by one CAS.
+    /// [`Self::sweep_word`] for a semi-sorted layout: word `index` holds
+    /// bucket `index` (17 bits), or buckets `2 · index` and `2 · index + 1`
+    /// (9 bits, one in each half), whose fingerprints are kept if their
+    /// pair's stripe is busy and otherwise taken, the rest re-encoded, by one
+    /// CAS of the whole word.
     fn sweep_sorted_word(&self, index: usize, cell: &AtomicU64, mut word: u64) -> (usize, bool) {
-        let bucket = index as u64;
+        let per_word = u64::from(W::LANES / SLOTS);
         loop {
-            let fps = W::sorted_fingerprints(word);
-            let mut kept = [0u32; 4];
             let (mut taken, mut keep) = (0, 0);
-            for fp in fps.into_iter().filter(|&fp| fp != 0) {
-                // After the load of `word`: see the module documentation.
-                let alternate = self.alternate(bucket, fp);
-                if self.relocations.stripe(bucket, alternate).busy() {
-                    kept[keep] = fp;
-                    keep += 1;
-                } else {
-                    taken += 1;
+            let mut swept = word;
+            for b in 0..per_word {
+                let bucket = index as u64 * per_word + b;
+                let mask = self.locus(bucket).mask[0];
+                let mut kept = [0u32; 4];
+                let mut kept_here = 0;
+                for fp in W::sorted_fingerprints(word, mask)
+                    .into_iter()
+                    .filter(|&fp| fp != 0)
+                {
+                    // After the load of `word`: see the module documentation.
+                    let alternate = self.alternate(bucket, fp);
+                    if self.relocations.stripe(bucket, alternate).busy() {
+                        kept[kept_here] = fp;
+                        kept_here += 1;
+                    } else {
+                        taken += 1;
+                    }
                 }
+                keep += kept_here;
+                swept = W::sorted_with_bucket(swept, mask, kept);
             }
             if taken == 0 {
                 return (0, keep != 0);
             }
-            let swept = semisorted::encode(kept);
             match cell.compare_exchange(word, swept, SUCCESS, FAILURE) {
                 Ok(_) => return (taken, keep != 0),
                 Err(now) => word = now,
@@ -174,7 +184,7 @@ impl<W: Width> Table<W> {
 #[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
 mod tests {
     use super::*;
-    use crate::fingerprint::{W10, W12, W16, W17, W21, W32, W8};
+    use crate::fingerprint::{W10, W12, W16, W17, W21, W32, W8, W9};
 
     fn clears<W: Width>() {
         let t = Table::<W>::new(64).unwrap();
@@ -193,6 +203,7 @@ mod tests {
     #[test]
     fn clear_empties_every_width() {
         clears::<W8>();
+        clears::<W9>();
         clears::<W10>();
         clears::<W12>();
         clears::<W16>();
@@ -203,7 +214,14 @@ mod tests {
 
     #[test]
     fn a_busy_stripe_keeps_its_fingerprints() {
-        let t = Table::<W16>::new(2).unwrap();
+        keeps_busy::<W16>();
+        keeps_busy::<W17>();
+        // Both buckets in one word, one in each half.
+        keeps_busy::<W9>();
+    }
+
+    fn keeps_busy<W: Width>() {
+        let t = Table::<W>::new(2).unwrap();
         let pos = t.position(0x1234_5678_0000_0001);
         t.insert(pos).unwrap();
         t.insert(pos).unwrap();

@@ -97,9 +97,10 @@ pub(crate) struct Position {
 /// bucket may touch two), and the high bits of the lanes that belong to it in
 /// each of them.
 ///
-/// With 8 or 16-bit fingerprints a bucket is in one word (`mask[1]` is 0 and
-/// `second` is never read: the loops over a bucket's words run
-/// `W::WORDS_PER_BUCKET` times, a constant 1). With 32 bits it is two whole
+/// With 8, 9, 16 or 17 bits a bucket is in one word (`mask[1]` and `second`
+/// are never read: the loops over a bucket's words run
+/// `W::WORDS_PER_BUCKET` times, a constant 1); at 9 bits (semi-sorted, two
+/// buckets a word) `mask[0]` is the bucket's half of the word, all 32 bits. With 32 bits it is two whole
 /// words. With 10, 12 or 21 bits its four lanes start anywhere in `first` and
 /// may run into the next word: then `second` is that word and `mask[1]` flags
 /// its lanes of the bucket; otherwise `mask[1]` is 0 and `second` is `first`
@@ -255,8 +256,15 @@ impl<W: Width> Table<W> {
                 mask: [mask0, mask1],
             }
         } else if W::LANES > SLOTS {
-            // Two buckets share the word: keep the four lanes that are ours.
-            let mask = W::HIGH & (((1u64 << (SLOTS * W::BITS)) - 1) << (lane * W::BITS));
+            // Two buckets share the word: keep the four lanes that are ours;
+            // for semi-sorted buckets, the half of the word that is ours
+            // (bucket `b` is half `b % 2` of word `b / 2`), which is how the
+            // content methods tell the half.
+            let mask = if W::SORTED {
+                fpr::half_mask(lane / SLOTS)
+            } else {
+                W::HIGH & (((1u64 << (SLOTS * W::BITS)) - 1) << (lane * W::BITS))
+            };
             Locus {
                 first,
                 second: first,
@@ -295,7 +303,7 @@ impl<W: Width> Table<W> {
     #[inline(always)]
     pub(crate) fn bucket_fingerprints(&self, words: &BucketWords, bucket: u64) -> [u32; 4] {
         if W::SORTED {
-            W::sorted_fingerprints(words[0])
+            W::sorted_fingerprints(words[0], self.locus(bucket).mask[0])
         } else {
             std::array::from_fn(|s| self.slot_value(words, bucket, s as u32))
         }
@@ -590,7 +598,7 @@ pub(crate) struct Full;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fingerprint::{W10, W12, W16, W17, W21, W32, W8};
+    use crate::fingerprint::{W10, W12, W16, W17, W21, W32, W8, W9};
 
     fn involution<W: Width>(buckets: u64) {
         let t = Table::<W>::new(buckets).unwrap();
@@ -608,6 +616,7 @@ mod tests {
     fn alternate_is_an_involution_for_any_size() {
         for n in [2, 4, 6, 14, 64, 1000, 1022] {
             involution::<W8>(n);
+            involution::<W9>(n);
             involution::<W10>(n);
             involution::<W12>(n);
             involution::<W16>(n);
@@ -648,6 +657,7 @@ mod tests {
     #[test]
     fn buckets_do_not_overlap() {
         buckets_are_independent::<W8>();
+        buckets_are_independent::<W9>();
         buckets_are_independent::<W10>();
         buckets_are_independent::<W12>();
         buckets_are_independent::<W16>();

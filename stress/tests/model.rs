@@ -40,6 +40,7 @@ fn op(keys: u64) -> impl Strategy<Value = Op> {
 fn bits() -> impl Strategy<Value = FingerprintBits> {
     prop_oneof![
         Just(FingerprintBits::Bits8),
+        Just(FingerprintBits::Bits9),
         Just(FingerprintBits::Bits10),
         Just(FingerprintBits::Bits12),
         Just(FingerprintBits::Bits16),
