@@ -147,12 +147,7 @@ impl<W: Width> Table<W> {
     /// calls for one word cannot both put. Retries only when the word changed
     /// under it (another operation's step).
     fn put_absent(&self, bucket: u64, fp: u32) -> PutAbsent {
-        let locus = self.locus(bucket);
-        for (k, mask) in locus.mask.into_iter().enumerate().take(W::WORDS_PER_BUCKET) {
-            if W::SPANS && mask == 0 {
-                continue;
-            }
-            let cell = self.word(locus.index(k));
+        for (_, cell, mask) in self.cells(bucket) {
             let mut word = cell.load(Ordering::Acquire);
             loop {
                 if W::holds_in(word, mask, fp) {
@@ -197,12 +192,7 @@ impl<W: Width> Table<W> {
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
         let mut announced = false;
         for bucket in [pos.i1, pos.i2] {
-            let locus = self.locus(bucket);
-            for (k, mask) in locus.mask.into_iter().enumerate().take(W::WORDS_PER_BUCKET) {
-                if W::SPANS && mask == 0 {
-                    continue;
-                }
-                let cell = self.word(locus.index(k));
+            for (_, cell, mask) in self.cells(bucket) {
                 let mut word = cell.load(Ordering::Acquire);
                 loop {
                     if W::copies_in(word, mask, pos.fp) < 2 {

@@ -350,6 +350,19 @@ impl<W: Width> Table<W> {
         self.change_word(bucket, |word, mask| W::take_from(word, mask, fp))
     }
 
+    /// The words of `bucket` that hold some of its lanes, as `(k, cell,
+    /// mask)`: `k` the word's place in the bucket (its index in
+    /// [`BucketWords`]), `mask` the high bits of the bucket's lanes in it. A
+    /// spanning layout's bucket that lies inside one word yields that word
+    /// only. Every CAS loop on a bucket walks its words through this.
+    #[inline(always)]
+    pub(super) fn cells(&self, bucket: u64) -> impl Iterator<Item = (usize, &AtomicU64, u64)> + '_ {
+        let locus = self.locus(bucket);
+        (0..W::WORDS_PER_BUCKET)
+            .filter(move |&k| !(W::SPANS && locus.mask[k] == 0))
+            .map(move |k| (k, self.word(locus.index(k)), locus.mask[k]))
+    }
+
     /// [`Self::take`], but the first CAS on each word of `bucket` expects the
     /// value in `words` (read earlier by [`Self::load_bucket`]) instead of
     /// loading it: a stale value costs one failed CAS, which reads the word.
@@ -357,15 +370,8 @@ impl<W: Width> Table<W> {
     /// false then means only that this take found no copy, and the caller
     /// falls back on an announced, validated [`Self::remove_copy`].
     fn take_expecting(&self, bucket: u64, words: BucketWords, fp: u32) -> bool {
-        let locus = self.locus(bucket);
-        for (k, (mut word, mask)) in words.into_iter().zip(locus.mask).enumerate() {
-            if k == W::WORDS_PER_BUCKET {
-                break;
-            }
-            if W::SPANS && mask == 0 {
-                continue;
-            }
-            let cell = self.word(locus.index(k));
+        for (k, cell, mask) in self.cells(bucket) {
+            let mut word = words[k];
             while let Some(new) = W::take_from(word, mask, fp) {
                 match cell.compare_exchange(word, new, SUCCESS, FAILURE) {
                     Ok(_) => return true,
@@ -384,13 +390,7 @@ impl<W: Width> Table<W> {
     /// value it failed on.
     #[inline(always)]
     fn change_word(&self, bucket: u64, change: impl Fn(u64, u64) -> Option<u64>) -> bool {
-        let locus = self.locus(bucket);
-        for k in 0..W::WORDS_PER_BUCKET {
-            let mask = locus.mask[k];
-            if W::SPANS && mask == 0 {
-                continue;
-            }
-            let cell = self.word(locus.index(k));
+        for (_, cell, mask) in self.cells(bucket) {
             let mut word = cell.load(Ordering::Acquire);
             while let Some(new) = change(word, mask) {
                 match cell.compare_exchange(word, new, SUCCESS, FAILURE) {
