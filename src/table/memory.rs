@@ -20,6 +20,11 @@ use crate::sync::AtomicU64;
 #[repr(C, align(16))]
 pub(crate) struct Block(pub(crate) [AtomicU64; 2]);
 
+// A slice of blocks is a plain array of words (`Table::word` indexes it so):
+// an `AtomicU64` is a multiple of 8 bytes, so two of them fill the 16-byte
+// alignment exactly, with or without loom.
+const _: () = assert!(std::mem::size_of::<Block>() == 2 * std::mem::size_of::<AtomicU64>());
+
 /// Allocates `blocks` zeroed blocks, or `None` if the allocator refuses.
 ///
 /// Zero is the empty slot, so a fresh table is all zeros. With `std` atomics the

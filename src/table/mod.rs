@@ -234,7 +234,13 @@ impl<W: Width> Table<W> {
         // A constant `index` unless buckets span words: 8, 16 and 32-bit
         // tables pay nothing for the alignment.
         let index = if W::SPANS { index + self.skip } else { index };
-        &self.blocks[index / 2].0[index % 2]
+        debug_assert!(index < 2 * self.blocks.len());
+        // SAFETY: the blocks are `2 · blocks.len()` contiguous `AtomicU64`s
+        // (`Block` has no padding, see its definition), and `index` is one of
+        // them: every caller's bucket is below `buckets`, `locus` maps it onto
+        // words below `words_for(buckets)`, and `blocks_for` allocates those
+        // words plus the `skip` before them.
+        unsafe { &*self.blocks.as_ptr().cast::<AtomicU64>().add(index) }
     }
 
     #[inline(always)]
@@ -425,7 +431,7 @@ impl<W: Width> Table<W> {
         // `black_box` keeps the compiler from splitting `settled` back into a
         // branch on `hit` followed by one on the counter (it does, otherwise).
         if !std::hint::black_box(settled) {
-            return self.contains_again(pos);
+            return self.contains_again(pos.i1, pos.i2, pos.fp);
         }
         hit
     }
@@ -434,7 +440,11 @@ impl<W: Width> Table<W> {
     /// search again until a search is validated.
     #[cold]
     #[inline(never)]
-    fn contains_again(&self, pos: Position) -> bool {
+    ///
+    /// Takes the position's fields one by one: a `Position` argument is
+    /// passed through memory, and the hot path would store it on every call.
+    fn contains_again(&self, i1: u64, i2: u64, fp: u32) -> bool {
+        let pos = Position { i1, i2, fp };
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
         loop {
             let snapshot = Snapshot::take(counter);
