@@ -25,7 +25,9 @@ pub use concurrent::{parse_threads, run_concurrent, Mix, RunLength, DEFAULT_THRE
 pub use fill::{fill, fill_alone, items_at};
 pub use hasher::{same_hash, Xxh3};
 pub use keys::{fresh_key, key, miss_key, scale, splitmix};
-pub use memory_limit::{hash_block, ours_batched, ours_plain, MemKernel, BLOCK, GROUP};
+pub use memory_limit::{
+    hash_block, ours_batched, ours_batched_items, ours_plain, MemKernel, BLOCK, GROUP,
+};
 pub use single::{chunk_for, lookup_hits, lookup_misses, timed_inserts, timed_removes};
 pub use subjects::{prev_pow2, Alone, Atomic, Bloom, Mx, Ours, Rw, Subject};
 pub use tables::{capacity_for_bytes, capacity_for_mib, filter_with, Size, Tables};

@@ -27,7 +27,7 @@
 
 mod common;
 
-use common::{assert_holds_exactly, check, filter_of, one_step, race, Roles};
+use common::{assert_holds_exactly, check, filter_of, one_step, race, Filter, Roles};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use lockfree_cuckoo_filter::FingerprintBits;
 use loom::sync::Arc;
@@ -39,6 +39,38 @@ fn contains_during_relocation(
     lookup_first: u64,
     roles: Roles,
 ) {
+    lookup_during_relocation(bits, from, to, lookup_first, roles, |f, h| {
+        f.contains_hash(h)
+    });
+}
+
+/// [`contains_during_relocation`] for the batched lookup: the moving item
+/// first in a batch of two (the other an absent item sharing its first
+/// bucket), so that its answer comes from `contains_hash_batch`'s group
+/// validation, and from its second search when the group is not validated.
+fn contains_batch_during_relocation(from: u64, to: u64, lookup_first: u64, roles: Roles) {
+    lookup_during_relocation(
+        FingerprintBits::Bits16,
+        from,
+        to,
+        lookup_first,
+        roles,
+        |f, h| {
+            let mut out = [false; 2];
+            f.contains_hash_batch(&[h, h ^ (1 << 40)], &mut out);
+            out[0]
+        },
+    );
+}
+
+fn lookup_during_relocation(
+    bits: FingerprintBits,
+    from: u64,
+    to: u64,
+    lookup_first: u64,
+    roles: Roles,
+    lookup: fn(&Filter, u64) -> bool,
+) {
     check(move || {
         let f = filter_of(bits, 4);
         let mut s = one_step(&f, from, to);
@@ -48,11 +80,7 @@ fn contains_during_relocation(
 
         let f = Arc::new(f);
         let (g, h) = (Arc::clone(&f), Arc::clone(&f));
-        let (inserted, found) = race(
-            roles,
-            move || g.insert_hash(x),
-            move || h.contains_hash(target),
-        );
+        let (inserted, found) = race(roles, move || g.insert_hash(x), move || lookup(&h, target));
         assert!(
             found,
             "false negative: contains missed a fingerprint being relocated"
@@ -173,4 +201,26 @@ fn contains_vs_move_within_one_word_semi_sorted() {
 #[test]
 fn contains_vs_move_within_one_word_semi_sorted_roles_swapped() {
     contains_during_relocation(FingerprintBits::Bits9, 0, 1, 1, Roles::RacerOnMain);
+}
+
+/// The batched lookup, on the dangerous direction (only the counter catches
+/// it) and the one ordering alone makes safe.
+#[test]
+fn contains_batch_vs_move_into_first_bucket() {
+    contains_batch_during_relocation(0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_batch_vs_move_into_first_bucket_roles_swapped() {
+    contains_batch_during_relocation(0, 3, 3, Roles::RacerOnMain);
+}
+
+#[test]
+fn contains_batch_vs_move_into_second_bucket() {
+    contains_batch_during_relocation(0, 3, 0, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_batch_vs_move_into_second_bucket_roles_swapped() {
+    contains_batch_during_relocation(0, 3, 0, Roles::RacerOnMain);
 }

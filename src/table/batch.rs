@@ -1,20 +1,46 @@
-//! Batched lookups: each lookup's bucket loads are issued a fixed distance
-//! ahead of its comparison, so that many lookups' cache misses overlap.
+//! Batched lookups: each lookup's bucket loads are issued a group ahead of its
+//! comparison, so that many lookups' cache misses overlap.
 
+use super::relocation::Snapshot;
 use super::{Position, Table};
 use crate::fingerprint::Width;
 
-/// How many lookups ahead a batched lookup prefetches.
+/// Lookups a batch locates (and prefetches) at once; the pipeline runs one
+/// group ahead.
 pub(crate) const GROUP: usize = 16;
+
+/// The positions of up to [`GROUP`] lookups, field by field.
+struct Group {
+    i1: [u64; GROUP],
+    i2: [u64; GROUP],
+    fp: [u32; GROUP],
+}
+
+impl Group {
+    const EMPTY: Self = Self {
+        i1: [0; GROUP],
+        i2: [0; GROUP],
+        fp: [0; GROUP],
+    };
+
+    fn position(&self, k: usize) -> Position {
+        Position {
+            i1: self.i1[k],
+            i2: self.i2[k],
+            fp: self.fp[k],
+        }
+    }
+}
 
 impl<W: Width> Table<W> {
     /// Answers [`Self::contains`] for every item, writing `out[k]` for
     /// `items[k]` (both of one length), `hash` giving each item's hash.
     ///
-    /// A software pipeline over the whole slice: the buckets of the lookup
-    /// [`GROUP`] places ahead are prefetched before the current one is
-    /// compared, so about `2 · GROUP` cache misses are in flight all along,
-    /// from the first lookup to the last, whatever the slice's length.
+    /// A software pipeline over the whole slice, a [`GROUP`] at a time: the
+    /// next group is hashed, located and its buckets prefetched before the
+    /// current group is compared, so that `2 · GROUP` to `4 · GROUP` cache
+    /// misses are in flight all along, from the first lookup to the last,
+    /// whatever the slice's length.
     #[inline(always)]
     pub(crate) fn contains_batch<T>(
         &self,
@@ -23,27 +49,66 @@ impl<W: Width> Table<W> {
         mut hash: impl FnMut(&T) -> u64,
     ) {
         debug_assert_eq!(items.len(), out.len());
-        let mut ring = [Position::default(); GROUP];
-        for (slot, item) in ring.iter_mut().zip(items) {
-            *slot = self.position(hash(item));
-            self.prefetch(*slot);
+        let mut current = Group::EMPTY;
+        let mut next = Group::EMPTY;
+        let mut groups = items.chunks(GROUP);
+        if let Some(first) = groups.next() {
+            self.locate(first, &mut current, &mut hash);
         }
-        let mut ahead = items.iter().skip(GROUP);
-        for (k, answer) in out.iter_mut().enumerate() {
-            let slot = &mut ring[k % GROUP];
-            let current = *slot;
-            if let Some(item) = ahead.next() {
-                *slot = self.position(hash(item));
-                self.prefetch(*slot);
+        for answers in out.chunks_mut(GROUP) {
+            if let Some(items) = groups.next() {
+                self.locate(items, &mut next, &mut hash);
             }
-            *answer = self.contains(current);
+            self.answer(&current, answers);
+            std::mem::swap(&mut current, &mut next);
         }
     }
 
-    /// Starts loading both buckets of `pos` into the cache, without waiting.
+    /// Fills `group` with the positions of `items` and starts loading their
+    /// buckets into the cache.
     #[inline(always)]
-    fn prefetch(&self, pos: Position) {
-        self.prefetch_bucket(pos.i1);
-        self.prefetch_bucket(pos.i2);
+    fn locate<T>(&self, items: &[T], group: &mut Group, hash: &mut impl FnMut(&T) -> u64) {
+        for (k, item) in items.iter().enumerate().take(GROUP) {
+            let pos = self.position(hash(item));
+            self.prefetch_bucket(pos.i1);
+            self.prefetch_bucket(pos.i2);
+            group.i1[k] = pos.i1;
+            group.i2[k] = pos.i2;
+            group.fp[k] = pos.fp;
+        }
+    }
+
+    /// Answers the first `out.len()` lookups of `group`, as [`Self::contains`]
+    /// would, but with one branch per group instead of one per lookup: each
+    /// lookup is validated as in `contains` (a hit, or a miss while its
+    /// stripe's counter stood still), and only if some lookup of the group
+    /// was not are the group's misses searched again, by `contains` itself.
+    #[inline(always)]
+    fn answer(&self, group: &Group, out: &mut [bool]) {
+        let mut settled = true;
+        for (k, answer) in out.iter_mut().enumerate().take(GROUP) {
+            let pos = group.position(k);
+            let snapshot = Snapshot::take(self.relocations.for_pair(pos.i1, pos.i2));
+            let a = self.load_bucket(pos.i1);
+            let b = self.load_bucket(pos.i2);
+            let hit = self.holds(&a, pos.i1, pos.fp) | self.holds(&b, pos.i2, pos.fp);
+            settled &= hit | snapshot.unchanged();
+            *answer = hit;
+        }
+        if !settled {
+            self.answer_again(group, out);
+        }
+    }
+
+    /// The misses of a group in which a miss was not validated, searched
+    /// again one by one.
+    #[cold]
+    #[inline(never)]
+    fn answer_again(&self, group: &Group, out: &mut [bool]) {
+        for (k, answer) in out.iter_mut().enumerate() {
+            if !*answer {
+                *answer = self.contains(group.position(k));
+            }
+        }
     }
 }

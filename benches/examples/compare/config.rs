@@ -11,9 +11,11 @@ usage: compare [OPTIONS]
   --quick              a smoke run: 64 MiB big table, windows cut to 30 %
   --big-mib N          the big table, in MiB (default 512; 64 with --quick)
   --small-items N      the small table's capacity (default 65536)
-  --sizes LIST         the sections to run, of small, big and layouts
-                       (default small,big,layouts); layouts runs every
-                       fingerprint width on one thread beside 16-bit
+  --sizes LIST         the sections to run, of small, big, layouts and bulk
+                       (default small,big,layouts,bulk); layouts runs every
+                       fingerprint width on one thread beside 16-bit; bulk
+                       runs the C++ reference's bulk-insert-and-query
+                       workload (1 M items at 16 and 8 bits, 30 M at 16)
   --layouts-mib N      the large table of the layouts section, in MiB
                        (default 64; 16 with --quick)
   --threads LIST       thread counts of the concurrent runs (default 1,2,4,8)
@@ -27,6 +29,10 @@ pub struct Config {
     pub sizes: Vec<Size>,
     /// Whether to run the layouts section.
     pub layouts: bool,
+    /// Whether to run the bulk section (the C++ reference's workload).
+    pub bulk: bool,
+    /// `--quick`.
+    pub quick: bool,
     pub layouts_mib: f64,
     pub out: PathBuf,
     pub st_time: Duration,
@@ -50,6 +56,7 @@ impl Config {
         let mut small_items = Tables::DEFAULT.small_items;
         let mut sizes = vec![Size::Small, Size::Big];
         let mut layouts = true;
+        let mut bulk = true;
         let mut layouts_mib = None;
         let mut threads = DEFAULT_THREADS.to_vec();
         let mut st_ms = None;
@@ -61,7 +68,9 @@ impl Config {
                 Long("quick") => quick = true,
                 Long("big-mib") => big_mib = Some(parser.value()?.parse()?),
                 Long("small-items") => small_items = parser.value()?.parse()?,
-                Long("sizes") => (sizes, layouts) = parser.value()?.parse_with(parse_sections)?,
+                Long("sizes") => {
+                    (sizes, layouts, bulk) = parser.value()?.parse_with(parse_sections)?
+                }
                 Long("layouts-mib") => layouts_mib = Some(parser.value()?.parse()?),
                 Long("threads") => threads = parser.value()?.parse_with(parse_threads)?,
                 Long("st-ms") => st_ms = Some(parser.value()?.parse()?),
@@ -82,6 +91,8 @@ impl Config {
             },
             sizes,
             layouts,
+            bulk,
+            quick,
             layouts_mib: layouts_mib.unwrap_or(if quick { 16.0 } else { 64.0 }),
             out,
             st_time: ms(st_ms, 300.0 * scale),
@@ -92,21 +103,27 @@ impl Config {
     }
 }
 
-/// `--sizes`: table sizes, and `layouts` for the layouts section.
-fn parse_sections(spec: &str) -> Result<(Vec<Size>, bool), String> {
+/// `--sizes`: table sizes, then whether the layouts and bulk sections run.
+fn parse_sections(spec: &str) -> Result<(Vec<Size>, bool, bool), String> {
     let names: Vec<&str> = spec.split(',').map(str::trim).collect();
     if let Some(name) = names
         .iter()
-        .find(|n| !["small", "big", "layouts"].contains(n))
+        .find(|n| !["small", "big", "layouts", "bulk"].contains(n))
     {
-        return Err(format!("not a section: {name:?} (small, big or layouts)"));
+        return Err(format!(
+            "not a section: {name:?} (small, big, layouts or bulk)"
+        ));
     }
-    let (layouts, sizes): (Vec<&str>, Vec<&str>) =
-        names.into_iter().partition(|&name| name == "layouts");
+    let layouts = names.contains(&"layouts");
+    let bulk = names.contains(&"bulk");
+    let sizes: Vec<&str> = names
+        .into_iter()
+        .filter(|&name| name != "layouts" && name != "bulk")
+        .collect();
     let sizes = if sizes.is_empty() {
         Vec::new()
     } else {
         Size::parse_list(&sizes.join(","))?
     };
-    Ok((sizes, !layouts.is_empty()))
+    Ok((sizes, layouts, bulk))
 }

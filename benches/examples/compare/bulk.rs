@@ -1,0 +1,63 @@
+//! The bulk section: the workload of the C++ reference's
+//! `benchmarks/bulk-insert-and-query.cc` (efficient/cuckoofilter), run for
+//! this crate exactly as `examples/bulk_insert_and_query` runs it, beside the
+//! C++ figures measured on the CI-type machine (quoted: no C++ is built here).
+
+use benchmarks::bulk_insert_and_query::{run as run_workload, Report};
+use lockfree_cuckoo_filter::FingerprintBits;
+
+use crate::Progress;
+
+/// The configurations of the section: items and fingerprint width.
+const RUNS: [(usize, FingerprintBits); 3] = [
+    (1_000_000, FingerprintBits::Bits16),
+    (1_000_000, FingerprintBits::Bits8),
+    (30_000_000, FingerprintBits::Bits16),
+];
+
+/// Runs the workload once per configuration (quick: 1 M items, 16 bits only).
+pub fn run(quick: bool, progress: &Progress) -> Vec<Report> {
+    let runs = if quick { &RUNS[..1] } else { &RUNS[..] };
+    runs.iter()
+        .filter_map(|&(items, bits)| {
+            progress.say(&format!("bulk: {items} items, {} bits", bits.bits()));
+            match run_workload(items, bits) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    eprintln!("compare: bulk, {items} items: cannot build the filter: {e}");
+                    None
+                }
+            }
+        })
+        .collect()
+}
+
+/// The C++ reference on the same workload, measured on the CI-type machine.
+const CPP: &str = "\
+The C++ reference on the same machine type (2-core AMD EPYC VM), built with
+`-O3 -march=native` from efficient/cuckoofilter, `bulk-insert-and-query.exe N`,
+one run each, measured 2026-11-23 beside this crate's rows of issue #9
+(million operations per second; lookups at 0 / 25 / 50 / 75 / 100 % present):
+
+| C++ | adds | 0 % | 25 % | 50 % | 75 % | 100 % |
+|---|--:|--:|--:|--:|--:|--:|
+| Cuckoo16, 1 M | 34.5 | 246 | 238 | 224 | 225 | 222 |
+| Cuckoo8, 1 M | 38.5 | 324 | 300 | 297 | 299 | 297 |
+| Cuckoo16, 30 M | 8.7 | 33.7 | 33.8 | 33.9 | 33.6 | 33.6 |
+";
+
+/// The section's markdown: this run's rows, then the quoted C++ figures.
+pub fn markdown(rows: &[Report]) -> String {
+    let mut s = String::new();
+    s.push_str(Report::LEGEND);
+    s.push_str(" Sized for N items; built with this run's flags.\n\n");
+    s.push_str(&Report::header());
+    s.push('\n');
+    for r in rows {
+        s.push_str(&r.row());
+        s.push('\n');
+    }
+    s.push('\n');
+    s.push_str(CPP);
+    s
+}
