@@ -438,11 +438,11 @@ impl<W: Width> Table<W> {
 
     /// [`Self::contains`] after a miss during which the pair's counter moved:
     /// search again until a search is validated.
-    #[cold]
-    #[inline(never)]
     ///
     /// Takes the position's fields one by one: a `Position` argument is
     /// passed through memory, and the hot path would store it on every call.
+    #[cold]
+    #[inline(never)]
     fn contains_again(&self, i1: u64, i2: u64, fp: u32) -> bool {
         let pos = Position { i1, i2, fp };
         let counter = self.relocations.for_pair(pos.i1, pos.i2);

@@ -87,8 +87,7 @@ impl RelocationCounters {
     /// The stripe of the unordered bucket pair `{a, b}`.
     #[inline(always)]
     pub(crate) fn stripe(&self, a: u64, b: u64) -> &Stripe {
-        // Symmetric in `a` and `b`. The twins of a pair are in opposite halves
-        // (see `Table::alternate`), so bit 0 of `a ^ b` is always 1: skip it.
+        // Symmetric in `a` and `b`: the smaller bucket, mixed.
         let key = (a.min(b).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) & self.mask;
         // SAFETY: `key <= mask = stripes.len() - 1`.
         unsafe { self.stripes.get_unchecked(key as usize) }
