@@ -14,15 +14,17 @@ use crossbeam_utils::CachePadded;
 const OWNED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
     0
 } else {
-    16
+    12
 };
 
 /// Shards for the threads beyond the first [`OWNED`], changed by atomic
-/// read-modify-writes, spread by the item's first bucket.
+/// read-modify-writes, spread by the item's first bucket. With [`OWNED`],
+/// 16 padded shards (2 KiB), as many as before the owned ones existed, so a
+/// table's fixed overhead is unchanged.
 const SHARED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
     1
 } else {
-    8
+    4
 };
 
 /// Successful inserts minus successful removes, spread over padded shards.
