@@ -184,8 +184,8 @@ impl<S> CuckooFilter<S> {
     /// `out[k]` for `hashes[k]`. Faster than one call per hash on tables larger
     /// than the caches: a pipeline over the whole slice, in groups of 16,
     /// issues the bucket loads of the next group before comparing the current
-    /// one, so their cache misses overlap. Answers `min(hashes.len(), out.len())` lookups and returns that
-    /// number.
+    /// one, so their cache misses overlap. Answers
+    /// `min(hashes.len(), out.len())` lookups and returns that number.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;

@@ -44,9 +44,9 @@ const SHARED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
 /// The owned path is what makes an uncontended insert cheap: its CAS is the
 /// only `lock`ed instruction left, where a `fetch_add` on the count would be a
 /// second full barrier on every insert and remove (about 12 % of an insert
-/// into a table in L3). Loom cannot check it (see [`OWNED`]); the stress
-/// test's exact end counts, over eight threads, fail if two threads ever
-/// share an owned shard.
+/// into a table in L3). Loom cannot check it (see [`OWNED`]); the test
+/// `owned_and_shared_shards_lose_no_count` fails if two threads ever share an
+/// owned shard (checked by giving every thread shard 0).
 pub(crate) struct ItemCount {
     owned: Box<[CachePadded<AtomicIsize>]>,
     shared: Box<[CachePadded<AtomicIsize>]>,

@@ -55,8 +55,6 @@ pub(crate) struct Stripe {
 /// Relocation counters for the bucket pairs of one table.
 pub(crate) struct RelocationCounters {
     stripes: Box<[CachePadded<Stripe>]>,
-    /// `stripes.len() - 1` (the length is a power of two).
-    mask: u64,
 }
 
 impl RelocationCounters {
@@ -66,7 +64,6 @@ impl RelocationCounters {
         let wanted = usize::try_from(buckets / 64).unwrap_or(usize::MAX);
         let stripes = wanted.clamp(1, MAX_STRIPES).next_power_of_two();
         Self {
-            mask: stripes as u64 - 1,
             stripes: (0..stripes)
                 .map(|_| {
                     CachePadded::new(Stripe {
@@ -88,9 +85,11 @@ impl RelocationCounters {
     #[inline(always)]
     pub(crate) fn stripe(&self, a: u64, b: u64) -> &Stripe {
         // Symmetric in `a` and `b`: the smaller bucket, mixed.
-        let key = (a.min(b).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) & self.mask;
-        // SAFETY: `key <= mask = stripes.len() - 1`.
-        unsafe { self.stripes.get_unchecked(key as usize) }
+        let key = a.min(b).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
+        let index = key as usize & (self.stripes.len() - 1);
+        // SAFETY: the length is a power of two, at least 1 (see `new`), so
+        // masking with `len - 1` gives an index below it.
+        unsafe { self.stripes.get_unchecked(index) }
     }
 
     /// Announces a take on every stripe at once, as [`Snapshot::announce`]

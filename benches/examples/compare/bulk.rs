@@ -36,14 +36,14 @@ pub fn run(quick: bool, progress: &Progress) -> Vec<Report> {
 const CPP: &str = "\
 The C++ reference on the same machine type (2-core AMD EPYC VM), built with
 `-O3 -march=native` from efficient/cuckoofilter, `bulk-insert-and-query.exe N`,
-one run each, measured 2026-11-23 beside this crate's rows of issue #9
+one run each, measured 2026-11-23 beside this crate's rows in BENCHMARKS.md
 (million operations per second; lookups at 0 / 25 / 50 / 75 / 100 % present):
 
 | C++ | adds | 0 % | 25 % | 50 % | 75 % | 100 % |
 |---|--:|--:|--:|--:|--:|--:|
-| Cuckoo16, 1 M | 34.5 | 246 | 238 | 224 | 225 | 222 |
-| Cuckoo8, 1 M | 38.5 | 324 | 300 | 297 | 299 | 297 |
-| Cuckoo16, 30 M | 8.7 | 33.7 | 33.8 | 33.9 | 33.6 | 33.6 |
+| Cuckoo16, 1 M | 33.7 | 237 | 232 | 237 | 235 | 233 |
+| Cuckoo8, 1 M | 38.6 | 313 | 291 | 300 | 302 | 299 |
+| Cuckoo16, 30 M | 8.79 | 34.0 | 32.5 | 34.3 | 34.3 | 34.1 |
 ";
 
 /// The section's markdown: this run's rows, then the quoted C++ figures.

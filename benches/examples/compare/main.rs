@@ -598,28 +598,21 @@ fn targets(res: &Results, threads: &[usize]) -> Vec<String> {
             }
         }
     }
-    for (batched, target) in [(false, 0.9), (true, 0.8)] {
+    for (what, name, batched, target) in [
+        ("plain lookups", OURS, false, 0.9),
+        ("batched lookups", OURS, true, 0.8),
+        ("contains_batch on keys", OURS_ITEMS, true, 0.8),
+    ] {
         let k = Kind::Limit { batched };
-        if let (Some(o), Some(l)) = (res.get(Size::Big, k, OURS), res.get(Size::Big, k, KERNEL)) {
+        if let (Some(o), Some(l)) = (res.get(Size::Big, k, name), res.get(Size::Big, k, KERNEL)) {
             v.push(format!(
-                "big, {} lookups: {:.0} % of the memory limit (target ≥ {:.0} %: {})",
-                if batched { "batched" } else { "plain" },
+                "big, {what}: {:.0} % of the {} memory limit (target ≥ {:.0} %: {})",
                 100.0 * o / l,
+                if batched { "batched" } else { "plain" },
                 100.0 * target,
                 mark(o / l >= target)
             ));
         }
-    }
-    let k = Kind::Limit { batched: true };
-    if let (Some(o), Some(l)) = (
-        res.get(Size::Big, k, OURS_ITEMS),
-        res.get(Size::Big, k, KERNEL),
-    ) {
-        v.push(format!(
-            "big, contains_batch on keys: {:.0} % of the batched memory limit (target ≥ 80 %: {})",
-            100.0 * o / l,
-            mark(o / l >= 0.8)
-        ));
     }
     let mut slower = Vec::new();
     let mut checked = 0;
