@@ -414,9 +414,10 @@ impl<W: Width> Table<W> {
     /// concurrent relocation and removes (see [`relocation`]).
     ///
     /// The common case does not branch on the answer: both bucket loads are
-    /// issued before either is compared, the answer is computed, and the one
-    /// branch asks "a miss while the counter moved?", which is almost never
-    /// true, so it is predicted right whatever the answer. A branch on the
+    /// issued before either is compared, the answer is computed, and the
+    /// branch asks "a miss while the counter moved?" (compiled as "did the
+    /// counter move?" first), which is almost never true, so it is predicted
+    /// right whatever the answer. A branch on the
     /// answer itself would be mispredicted on every other lookup of a mixed
     /// workload, and each misprediction also throws away the next lookups'
     /// cache misses already in flight.
@@ -427,10 +428,14 @@ impl<W: Width> Table<W> {
         let a = self.load_bucket(pos.i1);
         let b = self.load_bucket(pos.i2);
         let hit = self.holds(&a, pos.i1, pos.fp) | self.holds(&b, pos.i2, pos.fp);
-        let settled = hit | snapshot.unchanged();
-        // `black_box` keeps the compiler from splitting `settled` back into a
-        // branch on `hit` followed by one on the counter (it does, otherwise).
-        if !std::hint::black_box(settled) {
+        // Nonzero iff a miss while the counter moved. Arithmetic on the drift,
+        // not `hit | unchanged`: from that form the compiler made a branch on
+        // `hit` first, a coin flip on a mixed workload (a `black_box` kept it
+        // one branch, for a store and a load per lookup). From this one it
+        // tests the counter first, which is predicted, then `hit`, reached
+        // only when the counter moved.
+        let unsettled = snapshot.drift() & u64::from(hit).wrapping_sub(1);
+        if unsettled != 0 {
             return self.contains_again(pos.i1, pos.i2, pos.fp);
         }
         hit

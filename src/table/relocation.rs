@@ -84,8 +84,10 @@ impl RelocationCounters {
     /// The stripe of the unordered bucket pair `{a, b}`.
     #[inline(always)]
     pub(crate) fn stripe(&self, a: u64, b: u64) -> &Stripe {
-        // Symmetric in `a` and `b`: the smaller bucket, mixed.
-        let key = a.min(b).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
+        // Symmetric in `a` and `b`. The two buckets of a pair differ in their
+        // low bit (see `Table::alternate`), so that bit of `a ^ b` is always 1
+        // and is dropped; the bits above spread pairs over the stripes.
+        let key = (a ^ b) >> 1;
         let index = key as usize & (self.stripes.len() - 1);
         // SAFETY: the length is a power of two, at least 1 (see `new`), so
         // masking with `len - 1` gives an index below it.
@@ -150,7 +152,15 @@ impl<'a> Snapshot<'a> {
     /// bucket loads that preceded it, which are Acquire themselves).
     #[inline(always)]
     pub(crate) fn unchanged(&self) -> bool {
-        self.counter.load(Ordering::Acquire) == self.seen
+        self.drift() == 0
+    }
+
+    /// [`Self::unchanged`] as a number: zero if the counter is as the snapshot
+    /// saw it, nonzero otherwise. For a hot path that combines it with other
+    /// conditions arithmetically, to keep them one branch.
+    #[inline(always)]
+    pub(crate) fn drift(&self) -> u64 {
+        self.counter.load(Ordering::Acquire) ^ self.seen
     }
 }
 
