@@ -1,0 +1,87 @@
+//! Batched lookups answer exactly as one lookup at a time, whatever the
+//! batch's length: the pipeline runs two groups ahead, and short batches,
+//! ragged last groups and groups that end the pipeline must all come out
+//! right.
+
+mod common;
+use common::mix;
+use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, GrowableCuckooFilter, DEFAULT_SEED};
+
+/// Keys `0..n` inserted, keys `n..` absent; lookups interleave both.
+fn lookups(n: u64, len: u64) -> Vec<u64> {
+    (0..len)
+        .map(|i| if i % 3 == 0 { mix(n + i) } else { mix(i % n) })
+        .collect()
+}
+
+#[test]
+fn contains_batch_agrees_with_contains_at_every_length_and_width() {
+    let n = 2000;
+    for bits in FingerprintBits::ALL {
+        let f = CuckooFilter::builder()
+            .capacity(n as usize)
+            .fingerprint_bits(bits)
+            .seed(DEFAULT_SEED)
+            .build()
+            .unwrap();
+        for i in 0..n {
+            f.insert_hash(mix(i)).unwrap();
+        }
+        // Every length up to past five groups of 16, then a long one.
+        for len in (0..=90).chain([1000]) {
+            let hashes = lookups(n, len);
+            let expected: Vec<bool> = hashes.iter().map(|&h| f.contains_hash(h)).collect();
+            let mut out = vec![false; hashes.len()];
+            assert_eq!(f.contains_hash_batch(&hashes, &mut out), hashes.len());
+            assert_eq!(out, expected, "{bits:?}, contains_hash_batch of {len}");
+            let mut out = vec![false; hashes.len()];
+            assert_eq!(f.contains_batch(&hashes, &mut out), hashes.len());
+            let by_item: Vec<bool> = hashes.iter().map(|h| f.contains(h)).collect();
+            assert_eq!(out, by_item, "{bits:?}, contains_batch of {len}");
+            // Every inserted key is found: no false negative in a batch.
+            for (k, &h) in hashes.iter().enumerate() {
+                if k % 3 != 0 {
+                    assert!(expected[k], "{bits:?}: inserted hash {h:#x} not found");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn batches_answer_only_as_many_as_both_slices_hold() {
+    let f = CuckooFilter::builder()
+        .capacity(100)
+        .seed(DEFAULT_SEED)
+        .build()
+        .unwrap();
+    f.insert_hash(mix(1)).unwrap();
+    let hashes = [mix(1); 40];
+    let mut out = [false; 17];
+    assert_eq!(f.contains_hash_batch(&hashes, &mut out), 17);
+    assert!(out.iter().all(|&b| b));
+    let mut out = [false; 40];
+    assert_eq!(f.contains_hash_batch(&hashes[..33], &mut out), 33);
+    assert!(out[..33].iter().all(|&b| b));
+    assert!(out[33..].iter().all(|&b| !b), "answered past the items");
+}
+
+#[test]
+fn growable_contains_batch_agrees_with_contains() {
+    let f = GrowableCuckooFilter::builder()
+        .initial_capacity(100)
+        .seed(DEFAULT_SEED)
+        .build()
+        .unwrap();
+    let n = 3000;
+    for i in 0..n {
+        f.insert_hash(mix(i)).unwrap();
+    }
+    for len in (0..=50).chain([1000]) {
+        let hashes = lookups(n, len);
+        let expected: Vec<bool> = hashes.iter().map(|&h| f.contains_hash(h)).collect();
+        let mut out = vec![false; hashes.len()];
+        assert_eq!(f.contains_hash_batch(&hashes, &mut out), hashes.len());
+        assert_eq!(out, expected, "growable contains_hash_batch of {len}");
+    }
+}
