@@ -182,10 +182,10 @@ impl<S> CuckooFilter<S> {
 
     /// Answers [`contains_hash`](Self::contains_hash) for each hash, writing
     /// `out[k]` for `hashes[k]`. Faster than one call per hash on tables larger
-    /// than the caches: a pipeline over the whole slice, in groups of 16,
-    /// issues the bucket loads of the next group before comparing the current
-    /// one, so their cache misses overlap. Answers
-    /// `min(hashes.len(), out.len())` lookups and returns that number.
+    /// than the caches, and on small ones too: a pipeline over the whole
+    /// slice, in groups of 16, requests the buckets of the group two ahead
+    /// while it compares the current one, so their cache misses overlap.
+    /// Answers `min(hashes.len(), out.len())` lookups and returns that number.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;

@@ -1,5 +1,5 @@
-//! Batched lookups: each lookup's bucket loads are issued a group ahead of its
-//! comparison, so that many lookups' cache misses overlap.
+//! Batched lookups: each lookup's bucket loads are issued two groups ahead of
+//! its comparison, so that many lookups' cache misses overlap.
 
 use super::relocation::Snapshot;
 use super::{Position, Table};

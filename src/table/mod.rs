@@ -417,10 +417,10 @@ impl<W: Width> Table<W> {
     /// issued before either is compared, the answer is computed, and the
     /// branch asks "a miss while the counter moved?" (compiled as "did the
     /// counter move?" first), which is almost never true, so it is predicted
-    /// right whatever the answer. A branch on the
-    /// answer itself would be mispredicted on every other lookup of a mixed
-    /// workload, and each misprediction also throws away the next lookups'
-    /// cache misses already in flight.
+    /// right whatever the answer. A branch on the answer itself would be
+    /// mispredicted on every other lookup of a mixed workload, and each
+    /// misprediction also throws away the next lookups' cache misses already
+    /// in flight.
     #[inline(always)]
     pub(crate) fn contains(&self, pos: Position) -> bool {
         let counter = self.relocations.for_pair(pos.i1, pos.i2);

@@ -156,8 +156,8 @@ impl<'a> Snapshot<'a> {
     }
 
     /// [`Self::unchanged`] as a number: zero if the counter is as the snapshot
-    /// saw it, nonzero otherwise. For a hot path that combines it with other
-    /// conditions arithmetically, to keep them one branch.
+    /// saw it, nonzero otherwise. For a hot path that combines it with the
+    /// answer arithmetically rather than by a branch (see `Table::contains`).
     #[inline(always)]
     pub(crate) fn drift(&self) -> u64 {
         self.counter.load(Ordering::Acquire) ^ self.seen
