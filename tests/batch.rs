@@ -14,6 +14,22 @@ fn lookups(n: u64, len: u64) -> Vec<u64> {
         .collect()
 }
 
+/// Answers `hashes` one at a time with `one` and as a batch with `batch`,
+/// asserts they agree (and that the batch answers every hash), and returns the
+/// answers.
+fn agree(
+    hashes: &[u64],
+    one: impl Fn(u64) -> bool,
+    batch: impl Fn(&[u64], &mut [bool]) -> usize,
+    what: &str,
+) -> Vec<bool> {
+    let expected: Vec<bool> = hashes.iter().map(|&h| one(h)).collect();
+    let mut out = vec![false; hashes.len()];
+    assert_eq!(batch(hashes, &mut out), hashes.len(), "{what}");
+    assert_eq!(out, expected, "{what}");
+    expected
+}
+
 #[test]
 fn contains_batch_agrees_with_contains_at_every_length_and_width() {
     let n = 2000;
@@ -30,14 +46,18 @@ fn contains_batch_agrees_with_contains_at_every_length_and_width() {
         // Every length up to past five groups of 16, then a long one.
         for len in (0..=90).chain([1000]) {
             let hashes = lookups(n, len);
-            let expected: Vec<bool> = hashes.iter().map(|&h| f.contains_hash(h)).collect();
-            let mut out = vec![false; hashes.len()];
-            assert_eq!(f.contains_hash_batch(&hashes, &mut out), hashes.len());
-            assert_eq!(out, expected, "{bits:?}, contains_hash_batch of {len}");
-            let mut out = vec![false; hashes.len()];
-            assert_eq!(f.contains_batch(&hashes, &mut out), hashes.len());
-            let by_item: Vec<bool> = hashes.iter().map(|h| f.contains(h)).collect();
-            assert_eq!(out, by_item, "{bits:?}, contains_batch of {len}");
+            let expected = agree(
+                &hashes,
+                |h| f.contains_hash(h),
+                |hs, out| f.contains_hash_batch(hs, out),
+                &format!("{bits:?}, contains_hash_batch of {len}"),
+            );
+            agree(
+                &hashes,
+                |h| f.contains(&h),
+                |hs, out| f.contains_batch(hs, out),
+                &format!("{bits:?}, contains_batch of {len}"),
+            );
             // Every inserted key is found: no false negative in a batch.
             for (k, &h) in hashes.iter().enumerate() {
                 if k % 3 != 0 {
@@ -67,7 +87,7 @@ fn batches_answer_only_as_many_as_both_slices_hold() {
 }
 
 #[test]
-fn growable_contains_batch_agrees_with_contains() {
+fn growable_contains_hash_batch_agrees_with_contains_hash() {
     let f = GrowableCuckooFilter::builder()
         .initial_capacity(100)
         .seed(DEFAULT_SEED)
@@ -78,10 +98,11 @@ fn growable_contains_batch_agrees_with_contains() {
         f.insert_hash(mix(i)).unwrap();
     }
     for len in (0..=50).chain([1000]) {
-        let hashes = lookups(n, len);
-        let expected: Vec<bool> = hashes.iter().map(|&h| f.contains_hash(h)).collect();
-        let mut out = vec![false; hashes.len()];
-        assert_eq!(f.contains_hash_batch(&hashes, &mut out), hashes.len());
-        assert_eq!(out, expected, "growable contains_hash_batch of {len}");
+        agree(
+            &lookups(n, len),
+            |h| f.contains_hash(h),
+            |hs, out| f.contains_hash_batch(hs, out),
+            &format!("growable contains_hash_batch of {len}"),
+        );
     }
 }

@@ -64,8 +64,7 @@ impl<W: Width> Table<W> {
             if let Some(items) = groups.next() {
                 self.locate(items, group, &mut hash);
                 for k in 0..items.len() {
-                    self.prefetch_bucket(group.i1[k]);
-                    self.prefetch_bucket(group.i2[k]);
+                    self.request(group, k);
                 }
             }
         }
@@ -96,6 +95,14 @@ impl<W: Width> Table<W> {
         }
     }
 
+    /// Starts loading the two buckets of the `k`-th lookup of `group` into
+    /// the cache.
+    #[inline(always)]
+    fn request(&self, group: &Group, k: usize) {
+        self.prefetch_bucket(group.i1[k]);
+        self.prefetch_bucket(group.i2[k]);
+    }
+
     /// Answers the first `out.len()` lookups of `group`, as [`Self::contains`]
     /// would, but with one branch per group instead of one per lookup: each
     /// lookup is validated as in `contains` (a hit, or a miss while its
@@ -108,8 +115,7 @@ impl<W: Width> Table<W> {
     fn answer(&self, group: &Group, out: &mut [bool], ahead: &Group) {
         let mut settled = true;
         for (k, answer) in out.iter_mut().enumerate().take(GROUP) {
-            self.prefetch_bucket(ahead.i1[k]);
-            self.prefetch_bucket(ahead.i2[k]);
+            self.request(ahead, k);
             let pos = group.position(k);
             let snapshot = Snapshot::take(self.relocations.for_pair(pos.i1, pos.i2));
             let a = self.load_bucket(pos.i1);
