@@ -24,9 +24,12 @@ fn agree(
     what: &str,
 ) -> Vec<bool> {
     let expected: Vec<bool> = hashes.iter().map(|&h| one(h)).collect();
-    let mut out = vec![false; hashes.len()];
-    assert_eq!(batch(hashes, &mut out), hashes.len(), "{what}");
-    assert_eq!(out, expected, "{what}");
+    // Each answer must be written, whatever `out` held: try both.
+    for stale in [false, true] {
+        let mut out = vec![stale; hashes.len()];
+        assert_eq!(batch(hashes, &mut out), hashes.len(), "{what}");
+        assert_eq!(out, expected, "{what}, out filled with {stale}");
+    }
     expected
 }
 
@@ -97,12 +100,42 @@ fn growable_contains_hash_batch_agrees_with_contains_hash() {
     for i in 0..n {
         f.insert_hash(mix(i)).unwrap();
     }
-    for len in (0..=50).chain([1000]) {
+    // Batches shorter than one block of the table passes, one block, and
+    // several with a ragged last one.
+    for len in (0..=50).chain([1000, 1024, 1025, 2500]) {
         agree(
             &lookups(n, len),
             |h| f.contains_hash(h),
             |hs, out| f.contains_hash_batch(hs, out),
             &format!("growable contains_hash_batch of {len}"),
         );
+    }
+}
+
+#[test]
+fn growable_contains_batch_agrees_with_contains() {
+    let f = GrowableCuckooFilter::builder()
+        .initial_capacity(100)
+        .seed(DEFAULT_SEED)
+        .build()
+        .unwrap();
+    let n = 3000;
+    for i in 0..n {
+        f.insert(&mix(i)).unwrap();
+    }
+    assert!(f.table_count() > 2, "items in several tables");
+    for len in [0, 1, 17, 1024, 2500] {
+        let keys = lookups(n, len);
+        let answers = agree(
+            &keys,
+            |k| f.contains(&k),
+            |ks, out| f.contains_batch(ks, out),
+            &format!("growable contains_batch of {len}"),
+        );
+        for (k, &answer) in answers.iter().enumerate() {
+            if k % 3 != 0 {
+                assert!(answer, "inserted key {:#x} not found", keys[k]);
+            }
+        }
     }
 }

@@ -49,8 +49,12 @@ use crate::sync::epoch::{self, Arc, Current, Guard, Published};
 use crate::table::{AnyTable, Full};
 
 /// Batched lookups take this many items through every table before the next
-/// ones: a table is skipped for them once all are found.
-const GROUP: usize = 16;
+/// ones, each table's pass pipelined over all of them (see
+/// [`CuckooFilter::contains_hash_batch`]); a table is skipped once all are
+/// found. Long enough that a pass's pipeline runs full most of the time (it
+/// fills over its first 32 lookups), short enough that the hashes and answers
+/// stay in L1 (9 KiB).
+const BLOCK: usize = 1024;
 #[cfg(doc)]
 use crate::CuckooFilter; // only linked to from the docs
 use chain::Chain;
@@ -302,9 +306,9 @@ impl<S> GrowableCuckooFilter<S> {
     }
 
     /// Answers [`contains_hash`](Self::contains_hash) for each hash, writing
-    /// `out[k]` for `hashes[k]`, with the bucket loads of 16 lookups issued
-    /// together in each table (see
-    /// [`CuckooFilter::contains_hash_batch`]). Answers
+    /// `out[k]` for `hashes[k]`: 1024 lookups at a time go through each
+    /// table in one pipelined pass (see
+    /// [`CuckooFilter::contains_hash_batch`]), newest table first. Answers
     /// `min(hashes.len(), out.len())` lookups and returns that number.
     ///
     /// ```
@@ -319,20 +323,8 @@ impl<S> GrowableCuckooFilter<S> {
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> usize {
         let n = hashes.len().min(out.len());
         self.with_tables(|tables| {
-            let mut found = [false; GROUP];
-            for (hs, os) in hashes[..n].chunks(GROUP).zip(out[..n].chunks_mut(GROUP)) {
-                os.fill(false);
-                // Newest first, where most items are; a table is skipped once
-                // every hash of the group is found.
-                for t in tables.iter().rev() {
-                    if os.iter().all(|&o| o) {
-                        break;
-                    }
-                    t.contains_batch(hs, &mut found[..hs.len()], |&h| h);
-                    for (o, &f) in os.iter_mut().zip(&found) {
-                        *o |= f;
-                    }
-                }
+            for (hs, os) in hashes[..n].chunks(BLOCK).zip(out[..n].chunks_mut(BLOCK)) {
+                answer_block(tables, hs, os);
             }
         });
         n
@@ -652,13 +644,15 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// ```
     pub fn contains_batch<T: Hash>(&self, items: &[T], out: &mut [bool]) -> usize {
         let n = items.len().min(out.len());
-        let mut hashes = [0u64; GROUP];
-        for (is, os) in items[..n].chunks(GROUP).zip(out[..n].chunks_mut(GROUP)) {
-            for (h, item) in hashes.iter_mut().zip(is) {
-                *h = self.hasher.hash_one(item);
+        let mut hashes = [0u64; BLOCK];
+        self.with_tables(|tables| {
+            for (is, os) in items[..n].chunks(BLOCK).zip(out[..n].chunks_mut(BLOCK)) {
+                for (h, item) in hashes.iter_mut().zip(is) {
+                    *h = self.hasher.hash_one(item);
+                }
+                answer_block(tables, &hashes[..is.len()], os);
             }
-            self.contains_hash_batch(&hashes[..is.len()], os);
-        }
+        });
         n
     }
 
@@ -677,6 +671,29 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     #[inline]
     pub fn remove<T: Hash + ?Sized>(&self, item: &T) -> bool {
         self.remove_hash(self.hasher.hash_one(item))
+    }
+}
+
+/// Answers the lookups of at most [`BLOCK`] hashes, writing `out[k]` for
+/// `hashes[k]` (both of one length): one pipelined pass over all of them per
+/// table, newest table first, where most items are, until every one is found.
+/// On the filter grown to 4 M items (seven tables) misses ran at 33 M/s
+/// where taking 16 lookups through every table at a time ran at 17 to 21:
+/// passes of 16 were too short to pipeline (see the growth example).
+fn answer_block(tables: &[Arc<AnyTable>], hashes: &[u64], out: &mut [bool]) {
+    let mut found = [false; BLOCK];
+    let found = &mut found[..hashes.len()];
+    out.fill(false);
+    for t in tables.iter().rev() {
+        t.contains_batch(hashes, found, |&h| h);
+        let mut all = true;
+        for (o, &f) in out.iter_mut().zip(found.iter()) {
+            *o |= f;
+            all &= *o;
+        }
+        if all {
+            break;
+        }
     }
 }
 
