@@ -33,6 +33,16 @@ fn agree(
     expected
 }
 
+/// Asserts that every inserted key of `keys`, made by [`lookups`] (those not
+/// at a multiple of three), was answered present: no false negative.
+fn all_inserted_found(keys: &[u64], answers: &[bool], what: &str) {
+    for (k, (&key, &answer)) in keys.iter().zip(answers).enumerate() {
+        if k % 3 != 0 {
+            assert!(answer, "{what}: inserted key {key:#x} not found");
+        }
+    }
+}
+
 #[test]
 fn contains_batch_agrees_with_contains_at_every_length_and_width() {
     let n = 2000;
@@ -61,12 +71,7 @@ fn contains_batch_agrees_with_contains_at_every_length_and_width() {
                 |hs, out| f.contains_batch(hs, out),
                 &format!("{bits:?}, contains_batch of {len}"),
             );
-            // Every inserted key is found: no false negative in a batch.
-            for (k, &h) in hashes.iter().enumerate() {
-                if k % 3 != 0 {
-                    assert!(expected[k], "{bits:?}: inserted hash {h:#x} not found");
-                }
-            }
+            all_inserted_found(&hashes, &expected, &format!("{bits:?}"));
         }
     }
 }
@@ -103,12 +108,14 @@ fn growable_contains_hash_batch_agrees_with_contains_hash() {
     // Batches shorter than one block of the table passes, one block, and
     // several with a ragged last one.
     for len in (0..=50).chain([1000, 1024, 1025, 2500]) {
-        agree(
-            &lookups(n, len),
+        let hashes = lookups(n, len);
+        let answers = agree(
+            &hashes,
             |h| f.contains_hash(h),
             |hs, out| f.contains_hash_batch(hs, out),
             &format!("growable contains_hash_batch of {len}"),
         );
+        all_inserted_found(&hashes, &answers, "growable, hashes");
     }
 }
 
@@ -132,10 +139,6 @@ fn growable_contains_batch_agrees_with_contains() {
             |ks, out| f.contains_batch(ks, out),
             &format!("growable contains_batch of {len}"),
         );
-        for (k, &answer) in answers.iter().enumerate() {
-            if k % 3 != 0 {
-                assert!(answer, "inserted key {:#x} not found", keys[k]);
-            }
-        }
+        all_inserted_found(&keys, &answers, "growable");
     }
 }

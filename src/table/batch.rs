@@ -1,7 +1,6 @@
 //! Batched lookups: each lookup's bucket loads are issued two groups ahead of
 //! its comparison, so that many lookups' cache misses overlap.
 
-use super::relocation::Snapshot;
 use super::{Position, Table};
 use crate::fingerprint::Width;
 
@@ -116,11 +115,7 @@ impl<W: Width> Table<W> {
         let mut settled = true;
         for (k, answer) in out.iter_mut().enumerate().take(GROUP) {
             self.request(ahead, k);
-            let pos = group.position(k);
-            let snapshot = Snapshot::take(self.relocations.for_pair(pos.i1, pos.i2));
-            let a = self.load_bucket(pos.i1);
-            let b = self.load_bucket(pos.i2);
-            let hit = self.holds(&a, pos.i1, pos.fp) | self.holds(&b, pos.i2, pos.fp);
+            let (hit, snapshot) = self.look(group.position(k));
             settled &= hit | snapshot.unchanged();
             *answer = hit;
         }

@@ -423,11 +423,7 @@ impl<W: Width> Table<W> {
     /// in flight.
     #[inline(always)]
     pub(crate) fn contains(&self, pos: Position) -> bool {
-        let counter = self.relocations.for_pair(pos.i1, pos.i2);
-        let snapshot = Snapshot::take(counter);
-        let a = self.load_bucket(pos.i1);
-        let b = self.load_bucket(pos.i2);
-        let hit = self.holds(&a, pos.i1, pos.fp) | self.holds(&b, pos.i2, pos.fp);
+        let (hit, snapshot) = self.look(pos);
         // Nonzero iff a miss while the counter moved. Arithmetic on the drift,
         // not `hit | unchanged`: from that form the compiler made a branch on
         // `hit` first, a coin flip on a mixed workload (a `black_box` kept it
@@ -450,18 +446,29 @@ impl<W: Width> Table<W> {
     #[inline(never)]
     fn contains_again(&self, i1: u64, i2: u64, fp: u32) -> bool {
         let pos = Position { i1, i2, fp };
-        let counter = self.relocations.for_pair(pos.i1, pos.i2);
         loop {
-            let snapshot = Snapshot::take(counter);
-            let a = self.load_bucket(pos.i1);
-            let b = self.load_bucket(pos.i2);
-            if self.holds(&a, pos.i1, pos.fp) | self.holds(&b, pos.i2, pos.fp) {
+            let (hit, snapshot) = self.look(pos);
+            if hit {
                 return true;
             }
             if snapshot.unchanged() {
                 return false;
             }
         }
+    }
+
+    /// One look for the fingerprint of `pos`: the pair's counter read, then
+    /// both buckets loaded (both loads issued before either is compared) and
+    /// compared. The answer may be believed if it is a hit, or if the
+    /// snapshot is still [`unchanged`](Snapshot::unchanged) afterwards; every
+    /// lookup (one, batched, or searching again) is made of these.
+    #[inline(always)]
+    fn look(&self, pos: Position) -> (bool, Snapshot<'_>) {
+        let snapshot = Snapshot::take(self.relocations.for_pair(pos.i1, pos.i2));
+        let a = self.load_bucket(pos.i1);
+        let b = self.load_bucket(pos.i2);
+        let hit = self.holds(&a, pos.i1, pos.fp) | self.holds(&b, pos.i2, pos.fp);
+        (hit, snapshot)
     }
 
     /// Removes one copy of the fingerprint of `pos` from its pair, validated
