@@ -84,8 +84,23 @@ impl<W: Width> Table<W> {
     /// vector multiplies (AVX2, AVX-512). A prefetch in this loop would keep
     /// it scalar; [`Self::answer`] issues them. See BENCHMARKS.md for what it
     /// saves.
+    ///
+    /// A full group goes through a loop of constant length, which is
+    /// vectorized whole. Bounded by `items.len()`, the loop got a vector body
+    /// for all but the last 8 items and a scalar tail for those, so half of
+    /// every full group was located one item at a time (1 M items, 16 bits:
+    /// 210 against 280 M/s).
     #[inline(always)]
     fn locate<T>(&self, items: &[T], group: &mut Group, hash: &mut impl FnMut(&T) -> u64) {
+        match <&[T; GROUP]>::try_from(items) {
+            Ok(full) => self.locate_each(full, group, hash),
+            Err(_) => self.locate_each(items, group, hash),
+        }
+    }
+
+    /// [`Self::locate`]'s loop.
+    #[inline(always)]
+    fn locate_each<T>(&self, items: &[T], group: &mut Group, hash: &mut impl FnMut(&T) -> u64) {
         for (k, item) in items.iter().enumerate().take(GROUP) {
             let pos = self.position(hash(item));
             group.i1[k] = pos.i1;
