@@ -94,8 +94,9 @@ fn batches_answer_only_as_many_as_both_slices_hold() {
     assert!(out[33..].iter().all(|&b| !b), "answered past the items");
 }
 
-#[test]
-fn growable_contains_hash_batch_agrees_with_contains_hash() {
+/// A growable filter built for 100 items, grown to 3000 keys of [`mix`] (each
+/// added by `insert`), which spread over more than two tables.
+fn grown(insert: impl Fn(&GrowableCuckooFilter, u64)) -> (GrowableCuckooFilter, u64) {
     let f = GrowableCuckooFilter::builder()
         .initial_capacity(100)
         .seed(DEFAULT_SEED)
@@ -103,42 +104,51 @@ fn growable_contains_hash_batch_agrees_with_contains_hash() {
         .unwrap();
     let n = 3000;
     for i in 0..n {
-        f.insert_hash(mix(i)).unwrap();
+        insert(&f, mix(i));
     }
+    assert!(f.table_count() > 2, "items in several tables");
+    (f, n)
+}
+
+/// [`agree`] on the lookups of `len` keys, then [`all_inserted_found`].
+fn agree_finding_all(
+    n: u64,
+    len: u64,
+    one: impl Fn(u64) -> bool,
+    batch: impl Fn(&[u64], &mut [bool]) -> usize,
+    what: &str,
+) {
+    let keys = lookups(n, len);
+    let answers = agree(&keys, one, batch, &format!("{what} of {len}"));
+    all_inserted_found(&keys, &answers, what);
+}
+
+#[test]
+fn growable_contains_hash_batch_agrees_with_contains_hash() {
+    let (f, n) = grown(|f, h| f.insert_hash(h).unwrap());
     // Batches shorter than one block of the table passes, one block, and
     // several with a ragged last one.
     for len in (0..=50).chain([1000, 1024, 1025, 2500]) {
-        let hashes = lookups(n, len);
-        let answers = agree(
-            &hashes,
+        agree_finding_all(
+            n,
+            len,
             |h| f.contains_hash(h),
             |hs, out| f.contains_hash_batch(hs, out),
-            &format!("growable contains_hash_batch of {len}"),
+            "growable contains_hash_batch",
         );
-        all_inserted_found(&hashes, &answers, "growable, hashes");
     }
 }
 
 #[test]
 fn growable_contains_batch_agrees_with_contains() {
-    let f = GrowableCuckooFilter::builder()
-        .initial_capacity(100)
-        .seed(DEFAULT_SEED)
-        .build()
-        .unwrap();
-    let n = 3000;
-    for i in 0..n {
-        f.insert(&mix(i)).unwrap();
-    }
-    assert!(f.table_count() > 2, "items in several tables");
+    let (f, n) = grown(|f, k| f.insert(&k).unwrap());
     for len in [0, 1, 17, 1024, 2500] {
-        let keys = lookups(n, len);
-        let answers = agree(
-            &keys,
+        agree_finding_all(
+            n,
+            len,
             |k| f.contains(&k),
             |ks, out| f.contains_batch(ks, out),
-            &format!("growable contains_batch of {len}"),
+            "growable contains_batch",
         );
-        all_inserted_found(&keys, &answers, "growable");
     }
 }

@@ -17,17 +17,18 @@
 //! grown filter has 7 tables, all 16-bit, 1.46 times the sized filter's memory
 //! (25.0 against 17.1 bits per item), a measured rate of 0.078 % (the bound
 //! is 0.1 %), and misses at 0.10 times the sized filter's speed with
-//! `contains` (6.4 against 63.4 M/s). With `contains_batch`, 0.30 to 0.39
-//! times (30 to 34 against 72 to 108 M/s, six runs, 2026-11-23), since each
-//! table answers 1024 lookups in one pipelined pass; in groups of 16 through
-//! every table it was 0.14 to 0.21 times. A
-//! profile puts 80 % of the grown lookup's time on its bucket loads: a miss
-//! runs seven table probes of about 60 instructions each, so the out-of-order
-//! window holds about one lookup, and the next lookup's cache misses no longer
-//! overlap this one's as they do for the single table. Two variants measured
-//! slower and were dropped: prefetching every table's buckets before comparing
-//! any (5.0 M/s), and comparing all tables without stopping at the first hit
-//! (6.0 M/s).
+//! `contains` (6.4 against 63.4 M/s). With `contains_batch`, each table
+//! answering 1024 lookups in one pipelined pass, 0.30 to 0.39 times (30 to 34
+//! against 72 to 108 M/s, six runs; in groups of 16 through every table it
+//! was 0.14 to 0.21 times); since the batch vectorizes whole groups, which
+//! sped up the single table more, 0.13 to 0.17 times (31.7 to 39.5 against
+//! 217 to 249 M/s, three runs, 2026-11-23). A profile puts 80 % of the grown
+//! lookup's time on its bucket loads: a miss runs seven table probes of about
+//! 60 instructions each, so the out-of-order window holds about one lookup,
+//! and the next lookup's cache misses no longer overlap this one's as they do
+//! for the single table. Two variants measured slower and were dropped:
+//! prefetching every table's buckets before comparing any (5.0 M/s), and
+//! comparing all tables without stopping at the first hit (6.0 M/s).
 
 use std::hint::black_box;
 use std::time::Instant;
