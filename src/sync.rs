@@ -7,10 +7,10 @@
 //! the manner of crossbeam's `primitive` shim and sharded-slab's `sync.rs`).
 
 #[cfg(lockfree_cuckoo_filter_loom)]
-pub(crate) use loom::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicIsize, AtomicPtr, AtomicU64, Ordering};
 #[cfg(not(lockfree_cuckoo_filter_loom))]
-pub(crate) use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicU64, Ordering};
 
-/// Epoch-protected publication (the growable filter's chain of tables):
-/// `crossbeam-epoch`, or under loom a scheme loom can see.
-pub(crate) mod epoch;
+/// A pointer to an immutable value, replaced by compare-and-swap and read
+/// without pinning (the growable filter's chain of tables).
+pub(crate) mod published;

@@ -7,9 +7,10 @@
 //! looking after that), none is lost when two threads grow at once (one
 //! allocation wins, the other's item goes into the winner's table), and `len`
 //! is exact at the end. Under loom the chain pointer is a loom `AtomicPtr` and
-//! each chain lives in a loom `UnsafeCell` (see `src/sync/epoch.rs`), so a
-//! thread that could read a chain before its publication happens-before the
-//! read is reported as a causality violation.
+//! each chain lives in a loom `UnsafeCell` (see `src/sync/published.rs`, the
+//! same code that runs outside loom), so a thread that could read a chain
+//! before its publication happens-before the read is reported as a causality
+//! violation.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg lockfree_cuckoo_filter_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \

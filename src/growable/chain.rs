@@ -44,7 +44,7 @@
 
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
-use crate::sync::epoch::Arc;
+use crate::sync::published::Arc;
 use crate::table::{AnyTable, MAX_BUCKETS};
 
 /// Most tables a chain may have: tables stop at 2^32 buckets, and each has at

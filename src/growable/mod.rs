@@ -4,11 +4,13 @@
 //!
 //! # The chain
 //!
-//! The filter points (through `crossbeam-epoch`, see [`crate::sync::epoch`]) to
+//! The filter points (through [`Published`], see [`crate::sync::published`]) to
 //! an immutable [`Chain`]: the tables, oldest first. Tables are never removed
 //! and never move; growing publishes a new chain that holds the same tables plus
-//! one, by a compare-and-swap on the pointer, and hands the replaced chain (an
-//! array of pointers, not the tables) to the epoch collector.
+//! one, by a compare-and-swap on the pointer. The replaced chain (an array of
+//! pointers, not the tables) is kept until the filter is dropped, so readers
+//! neither pin nor count references: a lookup is a load of the pointer and
+//! the tables' own lookups.
 //!
 //! - `insert` tries the newest table of the chain it loaded. When that table is
 //!   full, the thread reloads the pointer: if the chain changed, another thread
@@ -45,7 +47,7 @@ use crate::builder::buckets_for;
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
-use crate::sync::epoch::{self, Arc, Current, Guard, Published};
+use crate::sync::published::{Arc, Current, Published};
 use crate::table::{AnyTable, Full};
 
 /// Batched lookups take this many items through every table before the next
@@ -171,15 +173,14 @@ impl GrowableCuckooFilter {
 
 impl<S> GrowableCuckooFilter<S> {
     #[inline]
-    fn chain<'g>(&self, guard: &'g Guard) -> Current<'g, Chain> {
-        self.chain.load(guard)
+    fn chain(&self) -> Current<'_, Chain> {
+        self.chain.load()
     }
 
-    /// Runs `f` on the tables of the current chain, oldest first, with the
-    /// thread pinned meanwhile (the chain cannot be reclaimed under it).
+    /// Runs `f` on the tables of the current chain, oldest first.
+    #[inline]
     pub(crate) fn with_tables<R>(&self, f: impl FnOnce(&[Arc<AnyTable>]) -> R) -> R {
-        let guard = epoch::pin();
-        f(self.chain(&guard).tables())
+        f(self.chain().tables())
     }
 
     /// Inserts an item given by its 64-bit hash (see
@@ -197,9 +198,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
-        let guard = epoch::pin();
-        let chain = self.chain(&guard);
-        self.insert_into(chain, &guard, |t| t.insert_hash(hash).map(|()| true))
+        self.insert_into(self.chain(), |t| t.insert_hash(hash).map(|()| true))
             .map(|_| ())
     }
 
@@ -213,8 +212,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// assert_eq!(f.insert_hash_if_absent(0x1234_5678_9abc_def0), Ok(false));
     /// ```
     pub fn insert_hash_if_absent(&self, hash: u64) -> Result<bool, InsertError> {
-        let guard = epoch::pin();
-        let chain = self.chain(&guard);
+        let chain = self.chain();
         // The newest table looks for itself (validated, in its own protocol),
         // as does every table the loop below tries. An item whose insert
         // returned before this call began is in a table of `chain` (see the
@@ -224,17 +222,16 @@ impl<S> GrowableCuckooFilter<S> {
         if chain.older().iter().any(|t| t.contains_hash(hash)) {
             return Ok(false);
         }
-        self.insert_into(chain, &guard, |t| t.insert_hash_if_absent(hash))
+        self.insert_into(chain, |t| t.insert_hash_if_absent(hash))
     }
 
     /// The growth loop of every insert: `insert(table)` into the newest table
-    /// of `chain` (loaded by the caller under `guard`); if that table is full,
+    /// of `chain` (loaded by the caller); if that table is full,
     /// into an older one (when the newest is not full enough to grow: one
     /// crowded bucket pair), or into the table a growth adds.
-    fn insert_into<'g>(
-        &self,
-        mut chain: Current<'g, Chain>,
-        guard: &'g Guard,
+    fn insert_into<'a>(
+        &'a self,
+        mut chain: Current<'a, Chain>,
         insert: impl Fn(&AnyTable) -> Result<bool, Full>,
     ) -> Result<bool, InsertError> {
         loop {
@@ -247,31 +244,30 @@ impl<S> GrowableCuckooFilter<S> {
                 if let Some(added) = chain.older().iter().rev().find_map(|t| insert(t).ok()) {
                     return Ok(added);
                 }
-                let now = self.chain(guard);
+                let now = self.chain();
                 if now.same(chain) {
                     return Err(InsertError::TooManyCopies);
                 }
                 chain = now;
                 continue;
             }
-            chain = self.grow_from(chain, guard)?;
+            chain = self.grow_from(chain)?;
         }
     }
 
     /// Publishes a chain one table longer than `seen`, or finds that another
     /// thread did; returns the chain that is current afterwards.
     #[cold]
-    fn grow_from<'g>(
-        &self,
-        seen: Current<'g, Chain>,
-        guard: &'g Guard,
-    ) -> Result<Current<'g, Chain>, InsertError> {
-        let now = self.chain(guard);
+    fn grow_from<'a>(
+        &'a self,
+        seen: Current<'a, Chain>,
+    ) -> Result<Current<'a, Chain>, InsertError> {
+        let now = self.chain();
         if !now.same(seen) {
             return Ok(now);
         }
         let next = seen.grown(self.rate)?;
-        match self.chain.replace(seen, next, guard) {
+        match self.chain.replace(seen, next) {
             Ok(ours) => Ok(ours),
             // Another thread's table won; ours is dropped here.
             Err((_ours, theirs)) => Ok(theirs),
@@ -280,10 +276,9 @@ impl<S> GrowableCuckooFilter<S> {
 
     /// Grows the chain until it has at least `tables` tables (for `merge`).
     pub(crate) fn grow_to(&self, tables: usize) -> Result<(), InsertError> {
-        let guard = epoch::pin();
-        let mut chain = self.chain(&guard);
+        let mut chain = self.chain();
         while chain.tables().len() < tables {
-            chain = self.grow_from(chain, &guard)?;
+            chain = self.grow_from(chain)?;
         }
         Ok(())
     }
@@ -300,8 +295,10 @@ impl<S> GrowableCuckooFilter<S> {
     /// ```
     pub fn contains_hash(&self, hash: u64) -> bool {
         // Newest first: most items are there. (Requesting every table's
-        // buckets before comparing any, or comparing all without stopping at
-        // the first hit, measured slower: see the growth example's notes.)
+        // buckets before comparing any, comparing all without stopping at
+        // the first hit, or oldest first with the newest tables' buckets
+        // requested up front measured slower, the last on present keys: see
+        // the growth example's notes.)
         self.with_tables(|tables| tables.iter().rev().any(|t| t.contains_hash(hash)))
     }
 
