@@ -29,7 +29,7 @@
 //!
 //! So each such operation enters its stripe's in-flight count before it puts
 //! its copy, and leaves it after its last step
-//! ([`relocation::Stripe::enter`]), and the sweep keeps, in every word, the
+//! ([`Stripe::enter`](super::relocation::Stripe::enter)), and the sweep keeps, in every word, the
 //! fingerprints whose pair's stripe has an operation in flight when the sweep
 //! looks. The sweep reads the count *after* reading the word it will CAS
 //! (Acquire, both): if the word holds such a copy, or any later value of it,
