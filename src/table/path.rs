@@ -11,7 +11,7 @@
 
 use std::cell::Cell;
 
-use super::{Position, Table};
+use super::{Position, Table, SLOTS};
 use crate::fingerprint::Width;
 
 /// Most displacements in one path. Five reaches more than 95 % load with
@@ -19,7 +19,8 @@ use crate::fingerprint::Width;
 pub(crate) const MAX_DEPTH: u8 = 5;
 
 /// Most buckets one search reads. The full tree of depth 5 from two roots has
-/// 2730 nodes; the bound keeps the worst-case insert near 2000 bucket reads.
+/// 2730 nodes; the bound keeps the worst-case insert near 2000 bucket reads
+/// (and the thread's node list at 64 KiB).
 pub(crate) const MAX_NODES: usize = 2048;
 
 /// Searches that find no path before an insert reports the table full. A
@@ -37,6 +38,9 @@ struct Node {
     parent: u16,
     /// Displacements from the root: 0 for the item's own buckets.
     depth: u8,
+    /// The bucket's fingerprints as the search read them (when its level was
+    /// looked at): the ones its expansion moves.
+    held: [u32; SLOTS as usize],
 }
 
 /// One displacement: a copy of `fp` moves from `src` to `dst` (by value, see
@@ -68,7 +72,7 @@ impl Path {
 
 thread_local! {
     /// The search's node list, kept by each thread from one search to the
-    /// next: a deep search fills up to [`MAX_NODES`] (32 KiB), and allocating
+    /// next: a deep search fills up to [`MAX_NODES`] (64 KiB), and allocating
     /// and freeing that for every insert that needed a path cost about 6 % of
     /// a mixed workload on a table at 90 % load. A search takes the list out
     /// of the cell and puts it back, so that a search that finds the cell
@@ -147,6 +151,15 @@ pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> 
 }
 
 /// [`search`], its nodes kept in `nodes` (empty on entry).
+///
+/// Level by level: every bucket of a level is read before any of them is
+/// expanded. Expanding a bucket (its four alternates computed, checked against
+/// its ancestors, requested from memory and queued) costs more than reading
+/// it, and a search ends at the first bucket with a free slot, so expanding
+/// the buckets of the level that has one, before that one is reached, is work
+/// and memory traffic thrown away. The buckets are read in the same order as
+/// a search that expands each as it goes, so the path found is the same; each
+/// is read once, and expanded from the fingerprints that read saw.
 fn search_in<W: Width>(table: &Table<W>, pos: Position, nodes: &mut Vec<Node>) -> Option<Path> {
     for root in [pos.i1, pos.i2] {
         if nodes.first().map(|n| n.bucket) != Some(root) {
@@ -155,19 +168,27 @@ fn search_in<W: Width>(table: &Table<W>, pos: Position, nodes: &mut Vec<Node>) -
                 fp: 0,
                 parent: 0,
                 depth: 0,
+                held: [0; SLOTS as usize],
             });
         }
     }
-    let mut head = 0;
-    while head < nodes.len() {
-        let node = nodes[head];
-        let words = table.load_bucket(node.bucket);
-        let fps = table.bucket_fingerprints(&words, node.bucket);
-        if fps.contains(&0) {
-            return Some(trace(nodes, head));
+    let mut level = 0..nodes.len();
+    loop {
+        for head in level.clone() {
+            let node = &mut nodes[head];
+            let words = table.load_bucket(node.bucket);
+            node.held = table.bucket_fingerprints(&words, node.bucket);
+            if node.held.contains(&0) {
+                return Some(trace(nodes, head));
+            }
         }
-        if node.depth < MAX_DEPTH {
-            for &fp in &fps {
+        if level.is_empty() || nodes[level.start].depth == MAX_DEPTH {
+            return None;
+        }
+        let next = nodes.len();
+        for head in level {
+            let node = nodes[head];
+            for &fp in &node.held {
                 if nodes.len() == MAX_NODES {
                     break;
                 }
@@ -182,13 +203,13 @@ fn search_in<W: Width>(table: &Table<W>, pos: Position, nodes: &mut Vec<Node>) -
                         fp,
                         parent: head as u16,
                         depth: node.depth + 1,
+                        held: [0; SLOTS as usize],
                     });
                 }
             }
         }
-        head += 1;
+        level = next..nodes.len();
     }
-    None
 }
 
 /// Whether `bucket` is `nodes[index]` or one of its ancestors.
@@ -295,22 +316,93 @@ mod tests {
                 fp: 0,
                 parent: 0,
                 depth: 0,
+                held: [0; SLOTS as usize],
             },
             Node {
                 bucket: 9,
                 fp: 1,
                 parent: 0,
                 depth: 1,
+                held: [0; SLOTS as usize],
             },
             Node {
                 bucket: 3,
                 fp: 2,
                 parent: 1,
                 depth: 2,
+                held: [0; SLOTS as usize],
             },
         ];
         assert!(on_path(&nodes, 2, 7));
         assert!(on_path(&nodes, 2, 3));
         assert!(!on_path(&nodes, 1, 3));
+    }
+
+    /// The fewest displacements that free a slot in a bucket of `pos`, by
+    /// brute force over every simple path (no bucket twice) of at most
+    /// [`MAX_DEPTH`] steps, independent of `search`'s node list.
+    fn fewest_steps(t: &Table<W16>, pos: Position) -> Option<usize> {
+        let fps = |b: u64| t.bucket_fingerprints(&t.load_bucket(b), b);
+        let mut paths: Vec<Vec<u64>> = vec![vec![pos.i1]];
+        if pos.i2 != pos.i1 {
+            paths.push(vec![pos.i2]);
+        }
+        for steps in 0..=usize::from(MAX_DEPTH) {
+            if paths.iter().any(|p| fps(*p.last().unwrap()).contains(&0)) {
+                return Some(steps);
+            }
+            let mut longer = Vec::new();
+            for p in &paths {
+                let end = *p.last().unwrap();
+                for fp in fps(end) {
+                    let next = t.alternate(end, fp);
+                    if !p.contains(&next) {
+                        longer.push([p.as_slice(), &[next]].concat());
+                    }
+                }
+            }
+            paths = longer;
+        }
+        None
+    }
+
+    #[test]
+    fn search_finds_a_path_with_the_fewest_steps() {
+        // Small, nearly full tables: free slots are few, so the nearest one is
+        // often several steps away, and sometimes the first bucket of its
+        // level. Up to four steps the search cannot hit MAX_NODES (2 + 8 +
+        // ... + 512 = 682 buckets), so it must find a path exactly as short.
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut lengths = [0; MAX_DEPTH as usize + 1];
+        for _ in 0..200 {
+            // Every bucket full of random fingerprints but for a free slot in
+            // each of three random buckets (put directly: any fingerprint in
+            // any bucket is some item's).
+            let t = Table::<W16>::new(32).unwrap();
+            let free = [next() % 32, next() % 32, next() % 32];
+            for b in 0..32 {
+                let keep = 4 - free.iter().filter(|&&f| f == b).count().min(1);
+                for _ in 0..keep {
+                    assert!(t.put(b, (next() as u32 & 0xffff).max(1)));
+                }
+            }
+            for _ in 0..20 {
+                let pos = t.position(next());
+                let fewest = fewest_steps(&t, pos);
+                let found = search(&t, pos).map(|p| p.steps().len());
+                if fewest.is_some_and(|n| n <= 4) {
+                    assert_eq!(found, fewest, "search from {pos:?}");
+                    lengths[fewest.unwrap()] += 1;
+                }
+            }
+        }
+        // The table shape gives every length up to four.
+        assert!(lengths[..5].iter().all(|&n| n > 0), "{lengths:?}");
     }
 }
