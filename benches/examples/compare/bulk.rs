@@ -36,14 +36,15 @@ pub fn run(quick: bool, progress: &Progress) -> Vec<Report> {
 const CPP: &str = "\
 The C++ reference on the same machine type (2-core AMD EPYC VM), built with
 `-O3 -march=native` from efficient/cuckoofilter, `bulk-insert-and-query.exe N`,
-one run each, measured 2026-11-23 beside this crate's rows in BENCHMARKS.md
-(million operations per second; lookups at 0 / 25 / 50 / 75 / 100 % present):
+one run each, measured 2026-11-23 right after the run of `compare` that
+wrote docs/compare.md (million operations per second; lookups at 0 / 25 / 50
+/ 75 / 100 % present):
 
 | C++ | adds | 0 % | 25 % | 50 % | 75 % | 100 % |
 |---|--:|--:|--:|--:|--:|--:|
-| Cuckoo16, 1 M | 34.2 | 239 | 231 | 228 | 212 | 233 |
-| Cuckoo8, 1 M | 38.1 | 313 | 299 | 294 | 303 | 298 |
-| Cuckoo16, 30 M | 8.81 | 33.8 | 33.8 | 34.0 | 33.9 | 34.1 |
+| Cuckoo16, 1 M | 35.85 | 270 | 253 | 253 | 245 | 243 |
+| Cuckoo8, 1 M | 41.71 | 331 | 319 | 318 | 317 | 314 |
+| Cuckoo16, 30 M | 9.50 | 35.3 | 35.9 | 34.8 | 34.6 | 35.2 |
 ";
 
 /// The section's markdown: this run's rows, then the quoted C++ figures.
