@@ -485,7 +485,9 @@ impl<S> GrowableCuckooFilter<S> {
         self.with_tables(|tables| tables.iter().map(|t| t.bits()).collect())
     }
 
-    /// Bytes used by all tables and their side structures, and by the chain.
+    /// Bytes used by all tables and their side structures, and by the chain
+    /// (with the shorter chains growth replaced, kept until the filter is
+    /// dropped: a few KiB at most).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
@@ -493,10 +495,16 @@ impl<S> GrowableCuckooFilter<S> {
     /// assert!(f.memory_usage() < 2_400_000);
     /// ```
     pub fn memory_usage(&self) -> usize {
+        let kept: usize = self
+            .chain
+            .replaced()
+            .map(|c| std::mem::size_of::<Chain>() + std::mem::size_of_val(c.tables()))
+            .sum();
         self.with_tables(|tables| {
             std::mem::size_of::<Self>()
                 + std::mem::size_of::<Chain>()
                 + std::mem::size_of_val(tables)
+                + kept
                 // Each table is its own allocation, behind its `Arc`.
                 + tables
                     .iter()

@@ -161,6 +161,26 @@ impl<T> Published<T> {
         unsafe { self.current(node) }
     }
 
+    /// The values replaced so far, newest first: kept until `self` is dropped.
+    pub(crate) fn replaced(&self) -> impl Iterator<Item = &T> {
+        let head = self.head.load(Ordering::Acquire);
+        // SAFETY: `head` was loaded from `head`, Acquire; every node's link is
+        // written before the node is published and never after, and the node
+        // it names was published before it (so the Acquire that made this node
+        // visible made that one visible too), and lives as long as `self`.
+        let mut node = unsafe { (*head).replaced };
+        std::iter::from_fn(move || {
+            if node.is_null() {
+                return None;
+            }
+            // SAFETY: as above: published before `head`'s node, alive with `self`.
+            let value = unsafe { (*node).value.with(|p| &*p) };
+            // SAFETY: as above; the link was written before the node was published.
+            node = unsafe { (*node).replaced };
+            Some(value)
+        })
+    }
+
     /// Replaces `seen` by `new` if `seen` is still the value; the replaced
     /// value is kept until `self` is dropped. On success returns the new
     /// value; otherwise gives `new` back with the value that is current now.
@@ -241,6 +261,9 @@ mod tests {
         // `first` is still readable: replaced, not freed.
         assert!(std::ptr::eq(first.0, &dropped));
         assert!(p.load().same(second));
+        // The replaced value is listed, once.
+        assert_eq!(p.replaced().count(), 1);
+        assert!(std::ptr::eq(p.replaced().next().unwrap(), &*first));
         drop(p);
         assert_eq!(dropped.load(std::sync::atomic::Ordering::Relaxed), 3);
     }
