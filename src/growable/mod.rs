@@ -495,22 +495,21 @@ impl<S> GrowableCuckooFilter<S> {
     /// assert!(f.memory_usage() < 2_400_000);
     /// ```
     pub fn memory_usage(&self) -> usize {
-        let kept: usize = self
-            .chain
+        let chain = self.chain();
+        let kept: usize = chain
             .replaced()
             .map(|c| std::mem::size_of::<Chain>() + std::mem::size_of_val(c.tables()))
             .sum();
-        self.with_tables(|tables| {
-            std::mem::size_of::<Self>()
-                + std::mem::size_of::<Chain>()
-                + std::mem::size_of_val(tables)
-                + kept
-                // Each table is its own allocation, behind its `Arc`.
-                + tables
-                    .iter()
-                    .map(|t| std::mem::size_of::<AnyTable>() + t.memory_usage())
-                    .sum::<usize>()
-        })
+        std::mem::size_of::<Self>()
+            + std::mem::size_of::<Chain>()
+            + std::mem::size_of_val(chain.tables())
+            + kept
+            // Each table is its own allocation, behind its `Arc`.
+            + chain
+                .tables()
+                .iter()
+                .map(|t| std::mem::size_of::<AnyTable>() + t.memory_usage())
+                .sum::<usize>()
     }
 
     /// The false-positive rate bound now: the sum of the tables' bounds at

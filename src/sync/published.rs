@@ -97,6 +97,28 @@ impl<T> Current<'_, T> {
     }
 }
 
+impl<'a, T> Current<'a, T> {
+    /// The values this one replaced, newest first: kept as long as the
+    /// [`Published`] it was loaded from.
+    pub(crate) fn replaced(self) -> impl Iterator<Item = &'a T> {
+        let mut node = self.node;
+        std::iter::from_fn(move || {
+            // SAFETY: `node` is this value's node or one it (transitively)
+            // replaced. Each link is written before its node is published and
+            // never after, so the Acquire that made this value visible made
+            // its link visible too; the node a link names was published before
+            // the node holding the link, and nodes are freed only when the
+            // `Published`, borrowed for `'a`, is dropped.
+            node = unsafe { (*node).replaced };
+            if node.is_null() {
+                return None;
+            }
+            // SAFETY: as above: published before this value, alive for `'a`.
+            Some(unsafe { (*node).value.with(|p| &*p) })
+        })
+    }
+}
+
 impl<T> Deref for Current<'_, T> {
     type Target = T;
     #[inline]
@@ -159,26 +181,6 @@ impl<T> Published<T> {
         let node = self.head.load(Ordering::Acquire);
         // SAFETY: loaded from `head`, Acquire.
         unsafe { self.current(node) }
-    }
-
-    /// The values replaced so far, newest first: kept until `self` is dropped.
-    pub(crate) fn replaced(&self) -> impl Iterator<Item = &T> {
-        let head = self.head.load(Ordering::Acquire);
-        // SAFETY: `head` was loaded from `head`, Acquire; every node's link is
-        // written before the node is published and never after, and the node
-        // it names was published before it (so the Acquire that made this node
-        // visible made that one visible too), and lives as long as `self`.
-        let mut node = unsafe { (*head).replaced };
-        std::iter::from_fn(move || {
-            if node.is_null() {
-                return None;
-            }
-            // SAFETY: as above: published before `head`'s node, alive with `self`.
-            let value = unsafe { (*node).value.with(|p| &*p) };
-            // SAFETY: as above; the link was written before the node was published.
-            node = unsafe { (*node).replaced };
-            Some(value)
-        })
     }
 
     /// Replaces `seen` by `new` if `seen` is still the value; the replaced
@@ -262,8 +264,9 @@ mod tests {
         assert!(std::ptr::eq(first.0, &dropped));
         assert!(p.load().same(second));
         // The replaced value is listed, once.
-        assert_eq!(p.replaced().count(), 1);
-        assert!(std::ptr::eq(p.replaced().next().unwrap(), &*first));
+        assert_eq!(p.load().replaced().count(), 1);
+        assert!(std::ptr::eq(p.load().replaced().next().unwrap(), &*first));
+        assert_eq!(first.replaced().count(), 0);
         drop(p);
         assert_eq!(dropped.load(std::sync::atomic::Ordering::Relaxed), 3);
     }
