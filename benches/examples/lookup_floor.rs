@@ -1,0 +1,405 @@
+//! What a plain lookup costs, piece by piece: a ladder of minimal 16-bit
+//! lookup loops, each adding one thing the crate's `contains` does that the C++
+//! reference's (efficient/cuckoofilter) does not, ending with the crate itself.
+//!
+//! ```text
+//! cargo run --release -p benchmarks --example lookup_floor                      # 1 M keys
+//! cargo run --release -p benchmarks --example lookup_floor -- --items 30000000
+//! ```
+//!
+//! The rungs, each monomorphic (one width, no dispatch) and each with a table
+//! of its own, filled through its own hash and alternate:
+//!
+//! 1. `c++`: a model of the reference's lookup. A multiply-add hash over 128
+//!    bits with random constants, a power-of-two table, the alternate by XOR
+//!    with the fingerprint times a constant, no validation. (It has no victim
+//!    slot to check, so it runs faster than the reference's own loop.)
+//! 2. `+ validation`: the pair's relocation counter read before the buckets
+//!    and again after, the lookup repeated if it moved (256 padded counters,
+//!    as the crate's tables of this size have).
+//! 3. `+ any even size`: a table of any even number of buckets, as the
+//!    crate's: the first bucket by multiply-shift, the alternate by reflection
+//!    through a hash of the fingerprint.
+//! 4. `+ XXH3`: the crate's default hash (XXH3, seeded). This rung is the
+//!    crate's lookup without its runtime choice of width.
+//! 5. `crate`: [`CuckooFilter::contains`] at 16 bits, the same keys.
+//!
+//! Two more rows change one thing on rung 4, to show what a different design
+//! would buy: a power-of-two table (the hash, bucket and alternate of rung 1)
+//! and a one-multiply hash (a 64 × 64 → 128-bit product of the key and a
+//! constant, its halves XORed).
+//!
+//! Each cell is millions of lookups per second, the best of five passes over
+//! 1 M shuffled queries (0, 50 or 100 % present) summing the answers. The
+//! loops are models: they are single-threaded and their inserts are plain
+//! stores, so only the lookups mean anything.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
+
+/// A relocation counter alone in 128 bytes, as the crate pads its own.
+#[repr(align(128))]
+struct Padded(AtomicU64);
+
+const USAGE: &str = "usage: lookup_floor [--items N]";
+
+const QUERIES: usize = 1_000_000;
+const PASSES: usize = 5;
+
+/// High bit of each 16-bit lane, the rest, and one in each lane.
+const HIGH: u64 = 0x8000_8000_8000_8000;
+const LOW: u64 = 0x7fff_7fff_7fff_7fff;
+const ONES: u64 = 0x0001_0001_0001_0001;
+
+/// Whether the 4-lane word `w` holds `fp` (nonzero, below 2^16): a lane of
+/// `w ^ fp·ONES` is zero exactly where `fp` is.
+#[inline(always)]
+fn holds(w: u64, fp: u64) -> bool {
+    let x = w ^ (fp * ONES);
+    (((x & LOW) + LOW) | x) & HIGH != HIGH
+}
+
+/// A step of xorshift64: the keys, the queries, the shuffle and the model
+/// inserts' choice of victim.
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+/// How a rung hashes a key.
+trait KeyHash: Copy {
+    fn of(self, key: u64) -> u64;
+}
+
+/// The C++ reference's: `(add + mul · key) >> 64` over 128 bits.
+#[derive(Clone, Copy)]
+struct MultiplyAdd {
+    mul: u128,
+    add: u128,
+}
+
+impl KeyHash for MultiplyAdd {
+    #[inline(always)]
+    fn of(self, key: u64) -> u64 {
+        (self
+            .add
+            .wrapping_add(self.mul.wrapping_mul(u128::from(key)))
+            >> 64) as u64
+    }
+}
+
+/// The crate's default: XXH3 of the key's 8 bytes, seeded.
+#[derive(Clone, Copy)]
+struct Xxh3 {
+    seed: u64,
+}
+
+impl KeyHash for Xxh3 {
+    #[inline(always)]
+    fn of(self, key: u64) -> u64 {
+        xxhash_rust::xxh3::xxh3_64_with_seed(&key.to_le_bytes(), self.seed)
+    }
+}
+
+/// One product: `(key ^ seed) · K` over 128 bits, its two halves XORed.
+#[derive(Clone, Copy)]
+struct Fold {
+    seed: u64,
+}
+
+impl KeyHash for Fold {
+    #[inline(always)]
+    fn of(self, key: u64) -> u64 {
+        let p = u128::from(key ^ self.seed) * 0x9e37_79b9_7f4a_7c15;
+        (p as u64) ^ ((p >> 64) as u64)
+    }
+}
+
+/// A model table: `n` one-word buckets of four 16-bit slots, and the
+/// relocation counters of a crate table of this size.
+/// `POW2`: a power-of-two table with the reference's XOR alternate, else a
+/// table of any even size with the crate's alternate.
+struct Model<H, const POW2: bool> {
+    words: Vec<AtomicU64>,
+    n: u64,
+    counters: Box<[Padded; 256]>,
+    hash: H,
+}
+
+/// A bucket pair and a fingerprint.
+#[derive(Clone, Copy)]
+struct Pos {
+    i1: u64,
+    i2: u64,
+    fp: u64,
+}
+
+impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
+    fn new(items: usize, hash: H) -> Self {
+        // The crate's sizing: 95 % load, an even number of buckets; the
+        // reference's: the next power of two (doubled if over 96 %).
+        let buckets = (items as u64).div_ceil(4) * 100 / 95 + 1;
+        let n = if POW2 {
+            let p = (items as u64 / 4).next_power_of_two().max(2);
+            if items as f64 > 0.96 * 4.0 * p as f64 {
+                2 * p
+            } else {
+                p
+            }
+        } else {
+            (buckets + 1) & !1
+        };
+        Self {
+            words: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            n,
+            counters: Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))),
+            hash,
+        }
+    }
+
+    #[inline(always)]
+    fn alternate(&self, bucket: u64, fp: u64) -> u64 {
+        if POW2 {
+            // The reference's: XOR with the fingerprint times MurmurHash2's
+            // constant, masked.
+            (bucket ^ (fp.wrapping_mul(0x5bd1_e995) & 0xffff_ffff)) & (self.n - 1)
+        } else {
+            // The crate's (`Table::alternate`): reflect the twin index through
+            // a hash of the fingerprint, flip the half.
+            let twins = self.n / 2;
+            let h = ((fp.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) * twins) >> 32;
+            let s = bucket / 2;
+            let r = if h >= s { h - s } else { h + twins - s };
+            (2 * r) | ((bucket & 1) ^ 1)
+        }
+    }
+
+    #[inline(always)]
+    fn position(&self, key: u64) -> Pos {
+        let h = self.hash.of(key);
+        let (i1, fp) = if POW2 {
+            // The reference's: bucket from the high half, tag the low 16 bits
+            // (0 made 1).
+            let fp = h & 0xffff;
+            ((h >> 32) & (self.n - 1), fp + u64::from(fp == 0))
+        } else {
+            // The crate's (`Table::position`, `fingerprint::of_hash`).
+            (
+                (u64::from(h as u32) * self.n) >> 32,
+                (((h >> 32) * 0xffff) >> 32) + 1,
+            )
+        };
+        Pos {
+            i1,
+            i2: self.alternate(i1, fp),
+            fp,
+        }
+    }
+
+    #[inline(always)]
+    fn cell(&self, bucket: u64) -> &AtomicU64 {
+        debug_assert!(bucket < self.n);
+        // SAFETY: every bucket that `position` and `alternate` give is below
+        // `n`, the length of `words` (unchecked, as the crate's table is).
+        unsafe { self.words.get_unchecked(bucket as usize) }
+    }
+
+    #[inline(always)]
+    fn word(&self, bucket: u64) -> u64 {
+        self.cell(bucket).load(Ordering::Acquire)
+    }
+
+    /// The lookup without validation (rung 1).
+    #[inline(always)]
+    fn look(&self, p: Pos) -> bool {
+        holds(self.word(p.i1), p.fp) | holds(self.word(p.i2), p.fp)
+    }
+
+    /// The lookup validated as the crate's: the pair's counter before and
+    /// after, again if it moved.
+    #[inline(always)]
+    fn look_validated(&self, p: Pos) -> bool {
+        let counter = &self.counters[((p.i1 ^ p.i2) >> 1) as usize & 255].0;
+        loop {
+            let before = counter.load(Ordering::Acquire);
+            let hit = self.look(p);
+            if counter.load(Ordering::Acquire) == before {
+                return hit;
+            }
+        }
+    }
+
+    /// A single-threaded model insert: a free slot of either bucket, else a
+    /// random walk of evictions (as the reference's). False if it gives up.
+    fn insert(&self, key: u64, rng: &mut u64) -> bool {
+        let p = self.position(key);
+        let (mut bucket, mut fp) = (p.i1, p.fp);
+        for _ in 0..500 {
+            for b in [bucket, self.alternate(bucket, fp)] {
+                let w = self.word(b);
+                if let Some(slot) = (0..4).find(|s| (w >> (16 * s)) & 0xffff == 0) {
+                    self.cell(b)
+                        .store(w | (fp << (16 * slot)), Ordering::Relaxed);
+                    return true;
+                }
+            }
+            let slot = xorshift(rng) % 4;
+            let w = self.word(bucket);
+            let victim = (w >> (16 * slot)) & 0xffff;
+            let w = (w & !(0xffff << (16 * slot))) | (fp << (16 * slot));
+            self.cell(bucket).store(w, Ordering::Relaxed);
+            fp = victim;
+            bucket = self.alternate(bucket, fp);
+        }
+        false
+    }
+}
+
+/// One pass of a rung's lookups over `queries`, the number found;
+/// `VALIDATED` picks [`Model::look_validated`] over [`Model::look`].
+#[inline(never)]
+fn pass<H: KeyHash, const POW2: bool, const VALIDATED: bool>(
+    m: &Model<H, POW2>,
+    queries: &[u64],
+) -> u64 {
+    queries
+        .iter()
+        .map(|&k| {
+            let p = m.position(k);
+            u64::from(if VALIDATED {
+                m.look_validated(p)
+            } else {
+                m.look(p)
+            })
+        })
+        .sum()
+}
+
+#[inline(never)]
+fn pass_crate(f: &CuckooFilter, queries: &[u64]) -> u64 {
+    queries.iter().map(|k| u64::from(f.contains(k))).sum()
+}
+
+/// The best of [`PASSES`] passes of `pass` over each list, as a table row's
+/// cells (millions of lookups per second).
+fn cells(pass: impl Fn(&[u64]) -> u64, lists: &[Vec<u64>]) -> String {
+    let best = |list: &[u64]| {
+        (0..PASSES)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(pass(std::hint::black_box(list)));
+                list.len() as f64 / start.elapsed().as_secs_f64() / 1e6
+            })
+            .fold(0.0, f64::max)
+    };
+    let cells: Vec<String> = lists.iter().map(|l| format!("{:.0}", best(l))).collect();
+    cells.join(" | ")
+}
+
+/// One rung's row: its model filled with `keys`, then timed on each list.
+fn rung<H: KeyHash, const POW2: bool, const VALIDATED: bool>(
+    name: &str,
+    hash: H,
+    keys: &[u64],
+    lists: &[Vec<u64>],
+    rng: &mut u64,
+) {
+    let m = Model::<H, POW2>::new(keys.len(), hash);
+    let failed = keys.iter().filter(|&&k| !m.insert(k, rng)).count();
+    if failed > 0 {
+        // As the reference's victim slot would hold: one or two at 95 %.
+        eprintln!("lookup_floor: {failed} model inserts gave up ({name})");
+    }
+    let row = cells(|q| pass::<H, POW2, VALIDATED>(&m, q), lists);
+    println!("| {name} | {row} |");
+}
+
+fn parse_args() -> Result<usize, lexopt::Error> {
+    use lexopt::prelude::*;
+    let mut items = 1_000_000;
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("items") => items = parser.value()?.parse()?,
+            Short('h') | Long("help") => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    if items < 4 {
+        return Err("--items must be at least 4".into());
+    }
+    Ok(items)
+}
+
+fn main() {
+    let items = parse_args().unwrap_or_else(|e| {
+        eprintln!("lookup_floor: {e}\n{USAGE}");
+        std::process::exit(2);
+    });
+    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
+    let keys: Vec<u64> = (0..items).map(|_| xorshift(&mut rng)).collect();
+    let lists: Vec<Vec<u64>> = [0, 50, 100]
+        .iter()
+        .map(|&percent| {
+            let present = QUERIES * percent / 100;
+            let mut list: Vec<u64> = (0..QUERIES)
+                .map(|i| {
+                    if i < present {
+                        keys[(xorshift(&mut rng) % items as u64) as usize]
+                    } else {
+                        xorshift(&mut rng)
+                    }
+                })
+                .collect();
+            for i in (1..list.len()).rev() {
+                list.swap(i, (xorshift(&mut rng) % (i as u64 + 1)) as usize);
+            }
+            list
+        })
+        .collect();
+    let mut r = || xorshift(&mut rng);
+    let multiply_add = MultiplyAdd {
+        mul: (u128::from(r()) << 64) | u128::from(r()),
+        add: (u128::from(r()) << 64) | u128::from(r()),
+    };
+    let xxh3 = Xxh3 { seed: r() };
+    let fold = Fold { seed: r() };
+
+    println!("{items} keys, 16-bit fingerprints; M lookups/s, best of {PASSES} passes\n");
+    println!("| rung | 0 % | 50 % | 100 % |\n|---|--:|--:|--:|");
+    let (k, l, g) = (&keys, &lists, &mut rng);
+    rung::<_, true, false>(
+        "1. c++: multiply-add, power of two, XOR alternate",
+        multiply_add,
+        k,
+        l,
+        g,
+    );
+    rung::<_, true, true>("2. + validation", multiply_add, k, l, g);
+    rung::<_, false, true>("3. + any even size", multiply_add, k, l, g);
+    rung::<_, false, true>("4. + XXH3: the crate's lookup, one width", xxh3, k, l, g);
+    rung::<_, true, true>("4, power-of-two table", xxh3, k, l, g);
+    rung::<_, false, true>("4, one-multiply hash", fold, k, l, g);
+
+    let filter = CuckooFilter::builder()
+        .capacity(items)
+        .fingerprint_bits(FingerprintBits::Bits16)
+        .build()
+        .unwrap_or_else(|e| {
+            eprintln!("lookup_floor: cannot build the filter: {e}");
+            std::process::exit(1);
+        });
+    let failed = keys.iter().filter(|k| filter.insert(k).is_err()).count();
+    if failed > 0 {
+        eprintln!("lookup_floor: {failed} filter inserts failed");
+    }
+    let row = cells(|q| pass_crate(&filter, q), &lists);
+    println!("| 5. crate: `CuckooFilter::contains`, 16-bit | {row} |");
+}
