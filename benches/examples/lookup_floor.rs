@@ -121,6 +121,7 @@ impl KeyHash for Fold {
 
 /// A model table: `n` one-word buckets of four 16-bit slots, and the
 /// relocation counters of a crate table of this size.
+///
 /// `POW2`: a power-of-two table with the reference's XOR alternate, else a
 /// table of any even size with the crate's alternate.
 struct Model<H, const POW2: bool> {
@@ -219,8 +220,10 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
         holds(self.word(p.i1), p.fp) | holds(self.word(p.i2), p.fp)
     }
 
-    /// The lookup validated as the crate's: the pair's counter before and
-    /// after, again if it moved.
+    /// The lookup validated in the cheapest form of the crate's protocol: the
+    /// pair's counter before and after, the lookup again if it moved. (The
+    /// crate's `contains` retries only a miss during which it moved; in these
+    /// loops that form ran about 10 % slower, in the crate no slower.)
     #[inline(always)]
     fn look_validated(&self, p: Pos) -> bool {
         let counter = &self.counters[((p.i1 ^ p.i2) >> 1) as usize & 255].0;
