@@ -22,22 +22,26 @@
 //!    through a hash of the fingerprint.
 //! 4. `+ XXH3`: the crate's default hash (XXH3, seeded). This rung is the
 //!    crate's lookup without its runtime choice of width.
-//! 5. `crate`: [`CuckooFilter::contains`] at 16 bits, the same keys.
+//! 5. `crate`: `CuckooFilter::contains` at 16 bits, the same keys.
 //!
 //! Two more rows change one thing on rung 4, to show what a different design
 //! would buy: a power-of-two table (the hash, bucket and alternate of rung 1)
 //! and a one-multiply hash (a 64 × 64 → 128-bit product of the key and a
 //! constant, its halves XORed).
 //!
-//! Each cell is millions of lookups per second, the best of five passes over
-//! 1 M shuffled queries (0, 50 or 100 % present) summing the answers. The
+//! The keys and query lists are the bulk workload's (`bulk_insert_and_query`:
+//! 1 M shuffled queries, here 0, 50 or 100 % present). Each cell is millions
+//! of lookups per second, the best of five passes summing the answers. The
 //! loops are models: they are single-threaded and their inserts are plain
 //! stores, so only the lookups mean anything.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
+use benchmarks::bulk_insert_and_query::{
+    added_keys, contains_each, filter_for, insert_all, query_list, QUERIES,
+};
+use lockfree_cuckoo_filter::FingerprintBits;
 
 /// A relocation counter alone in 128 bytes, as the crate pads its own.
 #[repr(align(128))]
@@ -45,7 +49,6 @@ struct Padded(AtomicU64);
 
 const USAGE: &str = "usage: lookup_floor [--items N]";
 
-const QUERIES: usize = 1_000_000;
 const PASSES: usize = 5;
 
 /// High bit of each 16-bit lane, the rest, and one in each lane.
@@ -61,8 +64,8 @@ fn holds(w: u64, fp: u64) -> bool {
     (((x & LOW) + LOW) | x) & HIGH != HIGH
 }
 
-/// A step of xorshift64: the keys, the queries, the shuffle and the model
-/// inserts' choice of victim.
+/// A step of xorshift64: the model inserts' choice of victim, and the
+/// models' hash constants.
 fn xorshift(s: &mut u64) -> u64 {
     *s ^= *s << 13;
     *s ^= *s >> 7;
@@ -282,11 +285,6 @@ fn pass<H: KeyHash, const POW2: bool, const VALIDATED: bool>(
         .sum()
 }
 
-#[inline(never)]
-fn pass_crate(f: &CuckooFilter, queries: &[u64]) -> u64 {
-    queries.iter().map(|k| u64::from(f.contains(k))).sum()
-}
-
 /// The best of [`PASSES`] passes of `pass` over each list, as a table row's
 /// cells (millions of lookups per second).
 fn cells(pass: impl Fn(&[u64]) -> u64, lists: &[Vec<u64>]) -> String {
@@ -346,27 +344,13 @@ fn main() {
         eprintln!("lookup_floor: {e}\n{USAGE}");
         std::process::exit(2);
     });
-    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
-    let keys: Vec<u64> = (0..items).map(|_| xorshift(&mut rng)).collect();
+    // The keys and query lists of the bulk workload (`bulk_insert_and_query`).
+    let keys = added_keys(items);
     let lists: Vec<Vec<u64>> = [0, 50, 100]
         .iter()
-        .map(|&percent| {
-            let present = QUERIES * percent / 100;
-            let mut list: Vec<u64> = (0..QUERIES)
-                .map(|i| {
-                    if i < present {
-                        keys[(xorshift(&mut rng) % items as u64) as usize]
-                    } else {
-                        xorshift(&mut rng)
-                    }
-                })
-                .collect();
-            for i in (1..list.len()).rev() {
-                list.swap(i, (xorshift(&mut rng) % (i as u64 + 1)) as usize);
-            }
-            list
-        })
+        .map(|&percent| query_list(&keys, percent, QUERIES, 0))
         .collect();
+    let mut rng = 0x2545_f491_4f6c_dd1d_u64;
     let mut r = || xorshift(&mut rng);
     let multiply_add = MultiplyAdd {
         mul: (u128::from(r()) << 64) | u128::from(r()),
@@ -391,18 +375,14 @@ fn main() {
     rung::<_, true, true>("4, power-of-two table", xxh3, k, l, g);
     rung::<_, false, true>("4, one-multiply hash", fold, k, l, g);
 
-    let filter = CuckooFilter::builder()
-        .capacity(items)
-        .fingerprint_bits(FingerprintBits::Bits16)
-        .build()
-        .unwrap_or_else(|e| {
-            eprintln!("lookup_floor: cannot build the filter: {e}");
-            std::process::exit(1);
-        });
-    let failed = keys.iter().filter(|k| filter.insert(k).is_err()).count();
+    let filter = filter_for(items, FingerprintBits::Bits16).unwrap_or_else(|e| {
+        eprintln!("lookup_floor: cannot build the filter: {e}");
+        std::process::exit(1);
+    });
+    let failed = insert_all(&filter, &keys);
     if failed > 0 {
         eprintln!("lookup_floor: {failed} filter inserts failed");
     }
-    let row = cells(|q| pass_crate(&filter, q), &lists);
+    let row = cells(|q| contains_each(&filter, q), &lists);
     println!("| 5. crate: `CuckooFilter::contains`, 16-bit | {row} |");
 }
