@@ -45,7 +45,7 @@
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
 use crate::sync::published::Arc;
-use crate::table::{AnyTable, MAX_BUCKETS};
+use crate::table::{dispatch, AnyTable, Table, Variant, MAX_BUCKETS};
 
 /// Most tables a chain may have: tables stop at 2^32 buckets, and each has at
 /// least twice the buckets of the one before (earlier versions doubled), from
@@ -281,4 +281,94 @@ impl Chain {
             spent: self.spent + bits.false_positive_rate(BOUND_LOAD),
         })
     }
+}
+
+/// What a lookup or a remove does in one table of the chain: answer yes or
+/// no for the item of a hash. Generic over the width, so that [`any_of`] runs
+/// it on a run of tables of one width without dispatching on each.
+pub(super) trait Probe: Copy {
+    /// The answer of `table` for the item of `hash`.
+    fn probe<W: Variant>(self, table: &Table<W>, hash: u64) -> bool;
+}
+
+/// Whether the table may hold the item ([`Table::contains`], validated).
+#[derive(Clone, Copy)]
+pub(super) struct Contains;
+
+impl Probe for Contains {
+    #[inline(always)]
+    fn probe<W: Variant>(self, table: &Table<W>, hash: u64) -> bool {
+        table.contains(table.position(hash))
+    }
+}
+
+/// Removes one copy of the item from the table, if it holds one
+/// ([`Table::remove`]).
+#[derive(Clone, Copy)]
+pub(super) struct Remove;
+
+impl Probe for Remove {
+    #[inline(always)]
+    fn probe<W: Variant>(self, table: &Table<W>, hash: u64) -> bool {
+        table.remove(table.position(hash))
+    }
+}
+
+/// Whether `probe` answers yes in one of `tables` (oldest first, as in a
+/// chain), asking the newest first (most items are there) and stopping at the
+/// first yes.
+///
+/// The tables are taken in runs of one width (growth never makes a table's
+/// fingerprints shorter than the one's before it, so a chain has at most three
+/// runs, and a chain at the default rate one run up to its eighth table), each
+/// run's tables through their concrete type: one dispatch per run. Dispatched
+/// per table, a probe cost more than the table's own work: the compiler
+/// hoisted every width's fingerprint arithmetic out of the loop over the
+/// tables, and each table went through a jump table. Instructions per
+/// missed lookup (callgrind), per table then in runs: 529 -> 405 at 1 M items
+/// (six tables), 589 -> 463 at 4 M (seven); 81 in a filter of one table.
+#[inline]
+pub(super) fn any_of(tables: &[Arc<AnyTable>], hash: u64, probe: impl Probe) -> bool {
+    let Some(newest) = tables.last() else {
+        return false;
+    };
+    let (yes, older) = dispatch!(&**newest, t => run(t, tables, hash, probe));
+    yes || (!older.is_empty() && later_runs(older, hash, probe))
+}
+
+/// [`any_of`] for the runs after the first (a chain whose fingerprints had to
+/// grow longer): out of line, so that the first run's code is not interleaved
+/// with every width's.
+#[inline(never)]
+fn later_runs(tables: &[Arc<AnyTable>], hash: u64, probe: impl Probe) -> bool {
+    let mut rest = tables;
+    while let Some(newest) = rest.last() {
+        let (yes, older) = dispatch!(&**newest, t => run(t, rest, hash, probe));
+        if yes {
+            return true;
+        }
+        rest = older;
+    }
+    false
+}
+
+/// `probe` on the newest tables of `tables` that have the width of `_newest`
+/// (the last of them), newest first: whether one answered yes, and the tables
+/// before that run (none if one answered yes).
+#[inline(always)]
+fn run<'a, W: Variant>(
+    _newest: &Table<W>,
+    tables: &'a [Arc<AnyTable>],
+    hash: u64,
+    probe: impl Probe,
+) -> (bool, &'a [Arc<AnyTable>]) {
+    let mut rest = tables;
+    while let Some((last, older)) = rest.split_last() {
+        let Some(t) = W::table(last) else { break };
+        if probe.probe(t, hash) {
+            return (true, &[]);
+        }
+        rest = older;
+    }
+    (false, rest)
 }

@@ -59,10 +59,10 @@ use crate::table::{AnyTable, Full};
 const BLOCK: usize = 1024;
 #[cfg(doc)]
 use crate::CuckooFilter; // only linked to from the docs
-use chain::Chain;
 pub(crate) use chain::{check_shape, check_table_count};
 #[cfg(test)]
 use chain::{width_for, BOUND_LOAD};
+use chain::{Chain, Contains, Remove};
 
 /// The default false-positive rate of a growable filter (16-bit fingerprints
 /// in the first tables).
@@ -219,7 +219,7 @@ impl<S> GrowableCuckooFilter<S> {
         // module documentation: a later load sees a chain at least as new), so
         // every such item is looked for. Tables of later chains that the loop
         // skips hold only items inserted during this call: racers.
-        if chain.older().iter().any(|t| t.contains_hash(hash)) {
+        if chain::any_of(chain.older(), hash, Contains) {
             return Ok(false);
         }
         self.insert_into(chain, |t| t.insert_hash_if_absent(hash))
@@ -299,7 +299,7 @@ impl<S> GrowableCuckooFilter<S> {
         // the first hit, or oldest first with the newest tables' buckets
         // requested up front measured slower, the last on present keys: see
         // the growth example's notes.)
-        self.with_tables(|tables| tables.iter().rev().any(|t| t.contains_hash(hash)))
+        self.with_tables(|tables| chain::any_of(tables, hash, Contains))
     }
 
     /// Answers [`contains_hash`](Self::contains_hash) for each hash, writing
@@ -360,7 +360,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
-        self.with_tables(|tables| tables.iter().rev().any(|t| t.remove_hash(hash)))
+        self.with_tables(|tables| chain::any_of(tables, hash, Remove))
     }
 
     /// The number of items: successful inserts minus successful removes, over
@@ -916,6 +916,9 @@ mod tests {
         let bits = f.fingerprint_bits();
         assert_eq!(bits[0], FingerprintBits::Bits8);
         assert!(bits.windows(2).all(|w| w[0] <= w[1]));
+        // Two runs of widths, so lookups and removes also take the path for
+        // the runs after the newest (`chain::any_of`).
+        assert_eq!(bits.last(), Some(&FingerprintBits::Bits16));
         for i in (0..n).step_by(2) {
             assert!(f.remove_hash(mix(i)));
         }

@@ -88,6 +88,29 @@ macro_rules! with_width {
 }
 pub(crate) use with_width;
 
+/// A width an [`AnyTable`] has a variant for: the way back from the enum to
+/// its table, for code that handles several tables of one width and would
+/// otherwise dispatch on each (see the growable filter's chain lookup).
+pub(crate) trait Variant: crate::fingerprint::Width {
+    /// The table, if `table` is of this width.
+    fn table(table: &AnyTable) -> Option<&Table<Self>>;
+}
+
+macro_rules! variants {
+    ($($W:ident => $V:ident),* $(,)?) => {
+        $(impl Variant for $W {
+            #[inline(always)]
+            fn table(table: &AnyTable) -> Option<&Table<Self>> {
+                match table {
+                    AnyTable::$V(t) => Some(t),
+                    _ => None,
+                }
+            }
+        })*
+    };
+}
+variants!(W8 => Bits8, W9 => Bits9, W10 => Bits10, W12 => Bits12, W16 => Bits16, W17 => Bits17, W21 => Bits21, W32 => Bits32);
+
 impl AnyTable {
     /// An empty table, or an error if its memory cannot be allocated.
     /// `buckets` must be even and in `2..=MAX_BUCKETS` (the builder checks).

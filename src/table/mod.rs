@@ -41,7 +41,7 @@ use count::ItemCount;
 use memory::{prefetch, zeroed_blocks, Block};
 use relocation::{RelocationCounters, Snapshot};
 
-pub(crate) use any::{dispatch, with_width, AnyTable};
+pub(crate) use any::{dispatch, with_width, AnyTable, Variant};
 
 /// Largest bucket count: bucket indices come from the low 32 bits of the hash.
 pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
