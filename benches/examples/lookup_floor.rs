@@ -12,19 +12,24 @@
 //!
 //! 1. `c++`: a model of the reference's lookup. A multiply-add hash over 128
 //!    bits with random constants, a power-of-two table, the alternate by XOR
-//!    with the fingerprint times a constant, no validation. (It has no victim
-//!    slot to check, so it runs faster than the reference's own loop.)
-//! 2. `+ validation`: the pair's relocation counter read before the buckets
+//!    with the fingerprint times a constant, each bucket tested by the
+//!    zero-lane trick (the reference's `hasvalue16`), no validation. (It has
+//!    no victim slot to check, so it runs faster than the reference's own
+//!    loop.)
+//! 2. `+ one vector comparison`: both buckets' eight lanes compared with the
+//!    fingerprint at once (SSE2 `pcmpeqw`), as the crate's lookup does
+//!    (`fingerprint::matches_in_either`).
+//! 3. `+ validation`: the pair's relocation counter read before the buckets
 //!    and again after, the lookup repeated if it moved (256 padded counters,
 //!    as the crate's tables of this size have).
-//! 3. `+ any even size`: a table of any even number of buckets, as the
+//! 4. `+ any even size`: a table of any even number of buckets, as the
 //!    crate's: the first bucket by multiply-shift, the alternate by reflection
 //!    through a hash of the fingerprint.
-//! 4. `+ XXH3`: the crate's default hash (XXH3, seeded). This rung is the
+//! 5. `+ XXH3`: the crate's default hash (XXH3, seeded). This rung is the
 //!    crate's lookup without its runtime choice of width.
-//! 5. `crate`: `CuckooFilter::contains` at 16 bits, the same keys.
+//! 6. `crate`: `CuckooFilter::contains` at 16 bits, the same keys.
 //!
-//! Two more rows change one thing on rung 4, to show what a different design
+//! Two more rows change one thing on rung 5, to show what a different design
 //! would buy: a power-of-two table (the hash, bucket and alternate of rung 1)
 //! and a one-multiply hash (a 64 × 64 → 128-bit product of the key and a
 //! constant, its halves XORed).
@@ -57,11 +62,35 @@ const LOW: u64 = 0x7fff_7fff_7fff_7fff;
 const ONES: u64 = 0x0001_0001_0001_0001;
 
 /// Whether the 4-lane word `w` holds `fp` (nonzero, below 2^16): a lane of
-/// `w ^ fp·ONES` is zero exactly where `fp` is.
+/// `w ^ fp·ONES` is zero exactly where `fp` is. The reference's test
+/// (`hasvalue16`), the zero-lane trick.
 #[inline(always)]
 fn holds(w: u64, fp: u64) -> bool {
     let x = w ^ (fp * ONES);
     (((x & LOW) + LOW) | x) & HIGH != HIGH
+}
+
+/// Whether either of the 4-lane words `a` and `b` holds `fp`: the crate's
+/// test (`fingerprint::matches_in_either`), one SSE2 comparison of all eight
+/// lanes with `fp`; elsewhere, [`holds`] on each.
+#[inline(always)]
+fn either_holds(a: u64, b: u64, fp: u64) -> bool {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi16, _mm_movemask_epi8, _mm_set1_epi16, _mm_set_epi64x,
+        };
+        // SAFETY: SSE2 is enabled for this target (the `cfg` above); these
+        // intrinsics compute on values in registers and touch no memory.
+        unsafe {
+            let lanes = _mm_set_epi64x(b as i64, a as i64);
+            _mm_movemask_epi8(_mm_cmpeq_epi16(lanes, _mm_set1_epi16(fp as i16))) != 0
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        holds(a, fp) | holds(b, fp)
+    }
 }
 
 /// A step of xorshift64: the model inserts' choice of victim, and the
@@ -217,22 +246,29 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
         self.cell(bucket).load(Ordering::Acquire)
     }
 
-    /// The lookup without validation (rung 1).
+    /// The lookup without validation (rungs 1 and 2): the zero-lane test on
+    /// each bucket, or one comparison of both if `VECTOR`.
     #[inline(always)]
-    fn look(&self, p: Pos) -> bool {
-        holds(self.word(p.i1), p.fp) | holds(self.word(p.i2), p.fp)
+    fn look<const VECTOR: bool>(&self, p: Pos) -> bool {
+        let (a, b) = (self.word(p.i1), self.word(p.i2));
+        if VECTOR {
+            either_holds(a, b, p.fp)
+        } else {
+            holds(a, p.fp) | holds(b, p.fp)
+        }
     }
 
-    /// The lookup validated in the cheapest form of the crate's protocol: the
-    /// pair's counter before and after, the lookup again if it moved. (The
-    /// crate's `contains` retries only a miss during which it moved; in these
-    /// loops that form ran about 10 % slower, in the crate no slower.)
+    /// The lookup of rung 2 validated in the cheapest form of the crate's
+    /// protocol: the pair's counter before and after, the lookup again if it
+    /// moved. (The crate's `contains` retries only a miss during which it
+    /// moved; in these loops that form ran about 10 % slower, in the crate no
+    /// slower.)
     #[inline(always)]
     fn look_validated(&self, p: Pos) -> bool {
         let counter = &self.counters[((p.i1 ^ p.i2) >> 1) as usize & 255].0;
         loop {
             let before = counter.load(Ordering::Acquire);
-            let hit = self.look(p);
+            let hit = self.look::<true>(p);
             if counter.load(Ordering::Acquire) == before {
                 return hit;
             }
@@ -265,24 +301,33 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
     }
 }
 
-/// One pass of a rung's lookups over `queries`, the number found;
-/// `VALIDATED` picks [`Model::look_validated`] over [`Model::look`].
+/// How a rung compares: the zero-lane test, one vector comparison, or that
+/// and validation.
+#[derive(Clone, Copy, PartialEq)]
+enum Look {
+    ZeroLanes,
+    Vector,
+    Validated,
+}
+
+/// One pass of a rung's lookups over `queries`, the number found.
 #[inline(never)]
-fn pass<H: KeyHash, const POW2: bool, const VALIDATED: bool>(
-    m: &Model<H, POW2>,
-    queries: &[u64],
-) -> u64 {
-    queries
-        .iter()
-        .map(|&k| {
-            let p = m.position(k);
-            u64::from(if VALIDATED {
-                m.look_validated(p)
-            } else {
-                m.look(p)
-            })
-        })
-        .sum()
+fn pass<H: KeyHash, const POW2: bool>(m: &Model<H, POW2>, look: Look, queries: &[u64]) -> u64 {
+    // One loop per kind of look, so that none branches on it per lookup.
+    match look {
+        Look::ZeroLanes => queries
+            .iter()
+            .map(|&k| u64::from(m.look::<false>(m.position(k))))
+            .sum(),
+        Look::Vector => queries
+            .iter()
+            .map(|&k| u64::from(m.look::<true>(m.position(k))))
+            .sum(),
+        Look::Validated => queries
+            .iter()
+            .map(|&k| u64::from(m.look_validated(m.position(k))))
+            .sum(),
+    }
 }
 
 /// The best of [`PASSES`] passes of `pass` over each list, as a table row's
@@ -302,8 +347,9 @@ fn cells(pass: impl Fn(&[u64]) -> u64, lists: &[Vec<u64>]) -> String {
 }
 
 /// One rung's row: its model filled with `keys`, then timed on each list.
-fn rung<H: KeyHash, const POW2: bool, const VALIDATED: bool>(
+fn rung<H: KeyHash, const POW2: bool>(
     name: &str,
+    look: Look,
     hash: H,
     keys: &[u64],
     lists: &[Vec<u64>],
@@ -315,7 +361,7 @@ fn rung<H: KeyHash, const POW2: bool, const VALIDATED: bool>(
         // As the reference's victim slot would hold: one or two at 95 %.
         eprintln!("lookup_floor: {failed} model inserts gave up ({name})");
     }
-    let row = cells(|q| pass::<H, POW2, VALIDATED>(&m, q), lists);
+    let row = cells(|q| pass::<H, POW2>(&m, look, q), lists);
     println!("| {name} | {row} |");
 }
 
@@ -362,18 +408,35 @@ fn main() {
     println!("{items} keys, 16-bit fingerprints; M lookups/s, best of {PASSES} passes\n");
     println!("| rung | 0 % | 50 % | 100 % |\n|---|--:|--:|--:|");
     let (k, l, g) = (&keys, &lists, &mut rng);
-    rung::<_, true, false>(
-        "1. c++: multiply-add, power of two, XOR alternate",
+    use Look::*;
+    rung::<_, true>(
+        "1. c++: multiply-add, power of two, XOR alternate, zero-lane test",
+        ZeroLanes,
         multiply_add,
         k,
         l,
         g,
     );
-    rung::<_, true, true>("2. + validation", multiply_add, k, l, g);
-    rung::<_, false, true>("3. + any even size", multiply_add, k, l, g);
-    rung::<_, false, true>("4. + XXH3: the crate's lookup, one width", xxh3, k, l, g);
-    rung::<_, true, true>("4, power-of-two table", xxh3, k, l, g);
-    rung::<_, false, true>("4, one-multiply hash", fold, k, l, g);
+    rung::<_, true>(
+        "2. + one vector comparison of both buckets",
+        Vector,
+        multiply_add,
+        k,
+        l,
+        g,
+    );
+    rung::<_, true>("3. + validation", Validated, multiply_add, k, l, g);
+    rung::<_, false>("4. + any even size", Validated, multiply_add, k, l, g);
+    rung::<_, false>(
+        "5. + XXH3: the crate's lookup, one width",
+        Validated,
+        xxh3,
+        k,
+        l,
+        g,
+    );
+    rung::<_, true>("5, power-of-two table", Validated, xxh3, k, l, g);
+    rung::<_, false>("5, one-multiply hash", Validated, fold, k, l, g);
 
     let filter = filter_for(items, FingerprintBits::Bits16).unwrap_or_else(|e| {
         eprintln!("lookup_floor: cannot build the filter: {e}");
@@ -384,5 +447,5 @@ fn main() {
         eprintln!("lookup_floor: {failed} filter inserts failed");
     }
     let row = cells(|q| contains_each(&filter, q), &lists);
-    println!("| 5. crate: `CuckooFilter::contains`, 16-bit | {row} |");
+    println!("| 6. crate: `CuckooFilter::contains`, 16-bit | {row} |");
 }

@@ -334,11 +334,24 @@ impl<W: Width> Table<W> {
     #[inline(always)]
     fn holds(&self, words: &BucketWords, bucket: u64, fp: u32) -> bool {
         let mask = self.locus(bucket).mask;
-        let mut hit = false;
-        for (&w, m) in words.iter().zip(mask).take(W::WORDS_PER_BUCKET) {
-            hit |= W::holds_in(w, m, fp);
+        if W::WORDS_PER_BUCKET == 1 {
+            W::holds_in(words[0], mask[0], fp)
+        } else {
+            fpr::matches_in_either::<W>(*words, mask, fp) != 0
         }
-        hit
+    }
+
+    /// Nonzero if and only if bucket `a` or bucket `b`, their words in `wa`
+    /// and `wb`, holds `fp` ([`fpr::matches_in_either`]): for buckets of one
+    /// word, both in one comparison; else one comparison per bucket.
+    #[inline(always)]
+    fn pair_matches(&self, wa: &BucketWords, a: u64, wb: &BucketWords, b: u64, fp: u32) -> u32 {
+        let (ma, mb) = (self.locus(a).mask, self.locus(b).mask);
+        if W::WORDS_PER_BUCKET == 1 {
+            fpr::matches_in_either::<W>([wa[0], wb[0]], [ma[0], mb[0]], fp)
+        } else {
+            fpr::matches_in_either::<W>(*wa, ma, fp) | fpr::matches_in_either::<W>(*wb, mb, fp)
+        }
     }
 
     // ----- single-bucket steps ---------------------------------------------
@@ -423,18 +436,22 @@ impl<W: Width> Table<W> {
     /// in flight.
     #[inline(always)]
     pub(crate) fn contains(&self, pos: Position) -> bool {
-        let (hit, snapshot) = self.look(pos);
-        // Nonzero iff a miss while the counter moved. Arithmetic on the drift,
-        // not `hit | unchanged`: from that form the compiler made a branch on
-        // `hit` first, a coin flip on a mixed workload (a `black_box` kept it
-        // one branch, for a store and a load per lookup). From this one it
-        // tests the counter first, which is predicted, then `hit`, reached
-        // only when the counter moved.
-        let unsettled = snapshot.drift() & u64::from(hit).wrapping_sub(1);
+        let (matches, snapshot) = self.look_matches(pos);
+        // Nonzero if a miss while the counter moved, and zero whenever the
+        // counter stood still. Arithmetic on the drift and on the lane
+        // matches, not on a `hit` flag: from `hit | unchanged`, and from
+        // `drift & (hit - 1)` once the comparison was a vector compare, the
+        // compiler made a branch on `hit` first, a coin flip on a mixed
+        // workload (a `black_box` kept it one branch, for a store and a load
+        // per lookup). `matches - 1` is no flag, so it tests the counter
+        // first, which is predicted. (A hit with some `matches - 1` bits in
+        // common with the drift also searches again; that needs the counter
+        // to have moved, and the search answers at once.)
+        let unsettled = snapshot.drift() & u64::from(matches).wrapping_sub(1);
         if unsettled != 0 {
             return self.contains_again(pos.i1, pos.i2, pos.fp);
         }
-        hit
+        matches != 0
     }
 
     /// [`Self::contains`] after a miss during which the pair's counter moved:
@@ -464,11 +481,19 @@ impl<W: Width> Table<W> {
     /// lookup (one, batched, or searching again) is made of these.
     #[inline(always)]
     fn look(&self, pos: Position) -> (bool, Snapshot<'_>) {
+        let (matches, snapshot) = self.look_matches(pos);
+        (matches != 0, snapshot)
+    }
+
+    /// [`Self::look`] with the answer as the number [`Self::pair_matches`]
+    /// gives: nonzero for a hit.
+    #[inline(always)]
+    fn look_matches(&self, pos: Position) -> (u32, Snapshot<'_>) {
         let snapshot = Snapshot::take(self.relocations.for_pair(pos.i1, pos.i2));
         let a = self.load_bucket(pos.i1);
         let b = self.load_bucket(pos.i2);
-        let hit = self.holds(&a, pos.i1, pos.fp) | self.holds(&b, pos.i2, pos.fp);
-        (hit, snapshot)
+        let matches = self.pair_matches(&a, pos.i1, &b, pos.i2, pos.fp);
+        (matches, snapshot)
     }
 
     /// Removes one copy of the fingerprint of `pos` from its pair, validated
