@@ -3,8 +3,8 @@
 //! the same false-positive rate. Prints, for each: tables, memory, bits per
 //! item, the false-positive rate measured over N absent keys, and the speed of
 //! lookups of absent keys (plain `contains` and `contains_batch`) and of
-//! present ones (`contains`), then the growable filter's figures as ratios of
-//! the sized one's.
+//! present ones (`contains` and `contains_batch`), then the growable filter's
+//! figures as ratios of the sized one's.
 //!
 //! ```text
 //! cargo run --release -p benchmarks --example growth                  # 4 M items, rate 10^-3
@@ -43,6 +43,21 @@
 //! 11.1-13.1 newest first, but present keys 16.4-16.9 against 29.2-41.3 (every
 //! hit probes all seven tables); the same with the two newest probed first
 //! among themselves: misses 9.2-10.8.
+//!
+//! Later that day (seventh session), the chain's tables taken in runs of one
+//! width, one dispatch per run instead of one per table (callgrind,
+//! instructions per missed lookup 589 -> 463), then each table's pair compared
+//! in one SSE2 comparison (-> 435; per batched key 444 -> 352). Six runs:
+//! misses 6.6-11.8 M/s (0.09-0.17 of the sized filter), batched misses 53 M/s
+//! (0.18-0.19), present keys 0.30-0.67 one at a time and 0.51-0.64 batched
+//! (this example now also times `contains_batch` on present keys). Two
+//! variants measured and dropped: the batch skipping the found lookups in
+//! later tables (the unanswered ones moved to the front after each pass that
+//! found some): misses 40-41 -> 36-37 M/s, present keys 133-145 -> 116-130,
+//! since a block of 1024 already stops once all are found; and prefetching
+//! the second-newest table's buckets before probing the newest: slower
+//! (misses 5.1-6.9 against 5.2-11.7 M/s, present keys 11.5-18.2 against
+//! 13.8-36.1, four runs each, interleaved).
 
 use std::hint::black_box;
 use std::time::Instant;
