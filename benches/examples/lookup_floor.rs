@@ -303,7 +303,7 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
 
 /// How a rung compares: the zero-lane test, one vector comparison, or that
 /// and validation.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Look {
     ZeroLanes,
     Vector,
@@ -313,20 +313,15 @@ enum Look {
 /// One pass of a rung's lookups over `queries`, the number found.
 #[inline(never)]
 fn pass<H: KeyHash, const POW2: bool>(m: &Model<H, POW2>, look: Look, queries: &[u64]) -> u64 {
-    // One loop per kind of look, so that none branches on it per lookup.
+    // One loop per kind of look (`count` is monomorphised for each closure),
+    // so that none branches on the kind per lookup.
+    fn count(queries: &[u64], found: impl Fn(u64) -> bool) -> u64 {
+        queries.iter().map(|&k| u64::from(found(k))).sum()
+    }
     match look {
-        Look::ZeroLanes => queries
-            .iter()
-            .map(|&k| u64::from(m.look::<false>(m.position(k))))
-            .sum(),
-        Look::Vector => queries
-            .iter()
-            .map(|&k| u64::from(m.look::<true>(m.position(k))))
-            .sum(),
-        Look::Validated => queries
-            .iter()
-            .map(|&k| u64::from(m.look_validated(m.position(k))))
-            .sum(),
+        Look::ZeroLanes => count(queries, |k| m.look::<false>(m.position(k))),
+        Look::Vector => count(queries, |k| m.look::<true>(m.position(k))),
+        Look::Validated => count(queries, |k| m.look_validated(m.position(k))),
     }
 }
 

@@ -320,8 +320,8 @@ impl Probe for Remove {
 ///
 /// The tables are taken in runs of one width (growth never makes a table's
 /// fingerprints shorter than the one's before it, so a chain has at most three
-/// runs, and a chain at the default rate one run up to its eighth table), each
-/// run's tables through their concrete type: one dispatch per run. Dispatched
+/// runs; at the default rate, one run for its first seven tables), each run's
+/// tables through their concrete type: one dispatch per run. Dispatched
 /// per table, a probe cost more than the table's own work: the compiler
 /// hoisted every width's fingerprint arithmetic out of the loop over the
 /// tables, and each table went through a jump table. Instructions per
