@@ -3,6 +3,7 @@
 //! their chains).
 
 use crate::error::MergeError;
+use crate::fingerprint::FingerprintBits;
 use crate::table::{dispatch, AnyTable};
 use crate::{CuckooFilter, GrowableCuckooFilter};
 
@@ -76,13 +77,30 @@ impl<S: PartialEq> CuckooFilter<S> {
 /// Fails unless `ours` and `theirs` place an item the same way (the hashers
 /// are compared by the caller).
 fn same_shape(ours: &AnyTable, theirs: &AnyTable) -> Result<(), MergeError> {
-    let (o, t) = (ours.bits(), theirs.bits());
-    if o != t {
-        return Err(MergeError::FingerprintBitsMismatch { ours: o, theirs: t });
+    same_layout(layout(ours), layout(theirs))
+}
+
+/// A table's layout: fingerprint width and bucket count.
+fn layout(table: &AnyTable) -> (FingerprintBits, u64) {
+    (table.bits(), table.buckets())
+}
+
+/// [`same_shape`] on layouts.
+fn same_layout(
+    (ours_bits, ours_buckets): (FingerprintBits, u64),
+    (theirs_bits, theirs_buckets): (FingerprintBits, u64),
+) -> Result<(), MergeError> {
+    if ours_bits != theirs_bits {
+        return Err(MergeError::FingerprintBitsMismatch {
+            ours: ours_bits,
+            theirs: theirs_bits,
+        });
     }
-    let (o, t) = (ours.buckets(), theirs.buckets());
-    if o != t {
-        return Err(MergeError::BucketCountMismatch { ours: o, theirs: t });
+    if ours_buckets != theirs_buckets {
+        return Err(MergeError::BucketCountMismatch {
+            ours: ours_buckets,
+            theirs: theirs_buckets,
+        });
     }
     Ok(())
 }
@@ -179,27 +197,27 @@ impl<S: PartialEq> GrowableCuckooFilter<S> {
         if self.hasher() != other.hasher() {
             return Err(MergeError::HasherMismatch);
         }
-        // Copy out first (`a.merge(&a)` terminates), and check the shapes of
-        // the tables both have before growing anything.
+        // Copy out first (`a.merge(&a)` terminates), and check every table
+        // of `other` against the table `self` has or will grow in its place,
+        // before growing or merging anything: two chains can agree on their
+        // first tables and differ later (built for different rates).
         let theirs: Vec<Vec<(u32, u32)>> = other.with_tables(|tables| {
-            self.with_tables(|ours| {
-                ours.iter()
-                    .zip(tables)
-                    .try_for_each(|(o, t)| same_shape(o, t))
-            })?;
+            let ours = self
+                .layouts_when_grown(tables.len())
+                .map_err(MergeError::CannotGrow)?;
+            ours.into_iter()
+                .zip(tables)
+                .try_for_each(|(o, t)| same_layout(o, layout(t)))?;
             Ok(tables.iter().map(|t| fingerprints(t)).collect())
         })?;
         self.grow_to(theirs.len()).map_err(MergeError::CannotGrow)?;
         let total = theirs.iter().map(Vec::len).sum();
-        other.with_tables(|tables| {
-            self.with_tables(|ours| {
-                let mut merged = 0;
-                for (k, fps) in theirs.iter().enumerate() {
-                    same_shape(&ours[k], &tables[k])?;
-                    merged = merge_table(&ours[k], fps, merged, total)?;
-                }
-                Ok(())
-            })
+        self.with_tables(|ours| {
+            let mut merged = 0;
+            for (k, fps) in theirs.iter().enumerate() {
+                merged = merge_table(&ours[k], fps, merged, total)?;
+            }
+            Ok(())
         })
     }
 }

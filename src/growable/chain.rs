@@ -263,15 +263,8 @@ impl Chain {
     /// This chain plus a new, empty table: [`GROWTH`] times the buckets, the
     /// width the budget allows.
     pub(super) fn grown(&self, rate: f64) -> Result<Chain, InsertError> {
-        let buckets = self.newest().buckets();
-        if buckets >= MAX_BUCKETS {
-            return Err(InsertError::CapacityExhausted);
-        }
-        let buckets = next_buckets(buckets);
-        let bits = width_for(rate, self.spent).ok_or(InsertError::RateExhausted {
-            rate,
-            tables: self.tables.len(),
-        })?;
+        let (bits, buckets) =
+            next_layout(self.newest().buckets(), self.spent, rate, self.tables.len())?;
         let table = AnyTable::new(bits, buckets)?;
         let mut tables = Vec::with_capacity(self.tables.len() + 1);
         tables.extend(self.tables.iter().cloned());
@@ -281,6 +274,48 @@ impl Chain {
             spent: self.spent + bits.false_positive_rate(BOUND_LOAD),
         })
     }
+
+    /// The layouts (width, bucket count) of this chain's tables, oldest first,
+    /// and of those growth would add after them, `tables` in all (or as many
+    /// as it has, if more): what the chain will look like once grown that far,
+    /// without allocating anything. Growth is deterministic, so a chain that
+    /// another thread grows meanwhile grows into these same layouts. `Err` is
+    /// why growth would stop short (as [`Self::grown`] would fail).
+    pub(super) fn layouts(
+        &self,
+        rate: f64,
+        tables: usize,
+    ) -> Result<Vec<(FingerprintBits, u64)>, InsertError> {
+        let mut out: Vec<_> = self
+            .tables
+            .iter()
+            .map(|t| (t.bits(), t.buckets()))
+            .collect();
+        let (mut buckets, mut spent) = (self.newest().buckets(), self.spent);
+        while out.len() < tables {
+            let (bits, next) = next_layout(buckets, spent, rate, out.len())?;
+            spent += bits.false_positive_rate(BOUND_LOAD);
+            buckets = next;
+            out.push((bits, buckets));
+        }
+        Ok(out)
+    }
+}
+
+/// The layout (width, bucket count) of the table that growth adds after a
+/// newest table of `buckets` buckets, to a chain of `tables` tables that has
+/// spent `spent` of the budget for `rate`; or why it cannot add one.
+fn next_layout(
+    buckets: u64,
+    spent: f64,
+    rate: f64,
+    tables: usize,
+) -> Result<(FingerprintBits, u64), InsertError> {
+    if buckets >= MAX_BUCKETS {
+        return Err(InsertError::CapacityExhausted);
+    }
+    let bits = width_for(rate, spent).ok_or(InsertError::RateExhausted { rate, tables })?;
+    Ok((bits, next_buckets(buckets)))
 }
 
 /// What a lookup or a remove does in one table of the chain: answer yes or

@@ -70,8 +70,8 @@ const DEFAULT_RATE: f64 = 1e-3;
 
 /// The default capacity of the first table, in items: small enough to cost
 /// little (about 2 KiB), large enough that a filter that ends up with a
-/// million items gets there in about ten growths rather than twenty (each
-/// table costs every lookup two more bucket reads).
+/// million items gets there in five growths (about nine from a first table of two
+/// buckets; each table costs every lookup two more bucket reads).
 const DEFAULT_INITIAL_CAPACITY: usize = 1000;
 
 /// A concurrent, lock-free cuckoo filter that grows: `insert` never fails for
@@ -272,6 +272,16 @@ impl<S> GrowableCuckooFilter<S> {
             // Another thread's table won; ours is dropped here.
             Err((_ours, theirs)) => Ok(theirs),
         }
+    }
+
+    /// The layouts (width, bucket count) the chain will have once grown to
+    /// `tables` tables (for `merge`, to check them before it grows or merges
+    /// anything), or why it cannot grow that far.
+    pub(crate) fn layouts_when_grown(
+        &self,
+        tables: usize,
+    ) -> Result<Vec<(FingerprintBits, u64)>, InsertError> {
+        self.chain().layouts(self.rate, tables)
     }
 
     /// Grows the chain until it has at least `tables` tables (for `merge`).
@@ -963,6 +973,40 @@ mod tests {
                 "{rate}"
             );
         }
+    }
+
+    #[test]
+    fn layouts_are_the_tables_growth_makes() {
+        // From a chain decoded with a doubled table (growth goes on by
+        // four), at a rate whose budget gives three more 8-bit tables, then
+        // 16-bit ones.
+        let tables = vec![
+            AnyTable::new(FingerprintBits::Bits8, 4).unwrap(),
+            AnyTable::new(FingerprintBits::Bits8, 8).unwrap(),
+        ];
+        let rate = 0.2;
+        let mut chain = Chain::from_tables(tables, rate).unwrap();
+        let planned = chain.layouts(rate, 7).unwrap();
+        assert_eq!(
+            chain.layouts(rate, 1).unwrap(),
+            planned[..2],
+            "fewer than it has"
+        );
+        for _ in 2..7 {
+            chain = chain.grown(rate).unwrap();
+        }
+        let layout = |t: &Arc<AnyTable>| (t.bits(), t.buckets());
+        let grown: Vec<_> = chain.tables().iter().map(layout).collect();
+        assert_eq!(planned, grown);
+        assert_eq!(grown[4], (FingerprintBits::Bits8, 512), "{grown:?}");
+        assert_eq!(grown[5], (FingerprintBits::Bits16, 2048), "{grown:?}");
+        // Where growth would stop, `layouts` stops with the same error.
+        let tables = (0..4)
+            .map(|k| AnyTable::new(FingerprintBits::Bits32, 2 << k).unwrap())
+            .collect();
+        let chain = Chain::from_tables(tables, 1e-8).unwrap();
+        assert_eq!(chain.layouts(1e-8, 5).err(), chain.grown(1e-8).err());
+        assert!(chain.layouts(1e-8, 4).is_ok());
     }
 
     #[test]

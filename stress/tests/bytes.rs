@@ -6,8 +6,8 @@ use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 
 use lockfree_cuckoo_filter::test_hooks::{self, TableHooks};
 use lockfree_cuckoo_filter::{
-    CuckooFilter, DecodeError, DefaultHashBuilder, FingerprintBits, HasherIdentity, MergeError,
-    DEFAULT_SEED,
+    CuckooFilter, DecodeError, DefaultHashBuilder, FingerprintBits, GrowableCuckooFilter,
+    HasherIdentity, MergeError, DEFAULT_SEED,
 };
 use proptest::prelude::*;
 
@@ -557,6 +557,38 @@ fn merge_refuses_filters_that_place_items_differently() {
     ));
     assert_eq!(f.merge(&reseeded), Err(MergeError::HasherMismatch));
     assert!(f.is_empty(), "a refused merge merged something");
+}
+
+#[test]
+fn growable_merge_checks_every_table_before_it_merges_any() {
+    // Chains built for different rates agree on their first seven tables
+    // (16-bit) and differ from the eighth on: 32-bit at 1e-3, 16-bit at 2e-3.
+    let build = |rate| {
+        GrowableCuckooFilter::builder()
+            .initial_capacity(1)
+            .false_positive_rate(rate)
+            .seed(7)
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (build(1e-3), build(2e-3));
+    let mut n = 0u64;
+    while b.table_count() < 8 {
+        b.insert(&n).unwrap();
+        n += 1;
+    }
+    a.insert(&u64::MAX).unwrap();
+    let tables = a.table_count();
+    assert_eq!(a.fingerprint_bits(), b.fingerprint_bits()[..tables]);
+    assert_eq!(
+        a.merge(&b),
+        Err(MergeError::FingerprintBitsMismatch {
+            ours: FingerprintBits::Bits32,
+            theirs: FingerprintBits::Bits16
+        })
+    );
+    assert_eq!(a.len(), 1, "a refused merge merged something");
+    assert_eq!(a.table_count(), tables, "a refused merge grew the filter");
 }
 
 #[test]
