@@ -71,12 +71,17 @@ fn second_key(hash: u64) -> usize {
 /// Inserted count and the hashes that did not fit.
 type Loaded = (usize, Vec<u64>);
 
-fn merge(mut a: Loaded, mut b: Loaded) -> Loaded {
-    a.0 += b.0;
-    if a.1.len() < b.1.len() {
-        std::mem::swap(&mut a.1, &mut b.1);
+fn merge(a: Loaded, b: Loaded) -> Loaded {
+    (a.0 + b.0, concat(a.1, b.1))
+}
+
+/// Both parts' failures in one vector: the shorter appended to the longer, so
+/// that a parallel reduce copies as little as it can.
+fn concat<T>(mut a: Vec<T>, mut b: Vec<T>) -> Vec<T> {
+    if a.len() < b.len() {
+        std::mem::swap(&mut a, &mut b);
     }
-    a.1.append(&mut b.1);
+    a.append(&mut b);
     a
 }
 
@@ -274,13 +279,7 @@ impl<S: BuildHasher + Sync> GrowableCuckooFilter<S> {
             )
             .reduce(
                 || (0, Vec::new(), None),
-                |(n, mut a, ra): Part<T>, (m, mut b, rb)| {
-                    if a.len() < b.len() {
-                        std::mem::swap(&mut a, &mut b);
-                    }
-                    a.append(&mut b);
-                    (n + m, a, ra.or(rb))
-                },
+                |(n, a, ra): Part<T>, (m, b, rb)| (n + m, concat(a, b), ra.or(rb)),
             );
         match reason {
             None => Ok(inserted),

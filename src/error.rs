@@ -369,7 +369,7 @@ impl fmt::Display for DecodeError {
                 write!(f, "unsupported cuckoo filter format version {version}")
             }
             DecodeError::UnknownFingerprintBits { bits } => {
-                write!(f, "unknown fingerprint width {bits} (expected 8, 10, 12, 16, 17, 21 or 32 bits)")
+                write!(f, "unknown fingerprint width {bits} (expected 8, 9, 10, 12, 16, 17, 21 or 32 bits)")
             }
             DecodeError::UnsupportedBucketSize { slots } => {
                 write!(f, "unsupported bucket size {slots} (expected 4 slots)")
@@ -386,7 +386,10 @@ impl fmt::Display for DecodeError {
                 write!(f, "truncated cuckoo filter: {actual} bytes, expected {expected}")
             }
             DecodeError::TrailingBytes { expected, actual } => {
-                write!(f, "cuckoo filter of {expected} bytes followed by {} more", actual - expected)
+                // Saturating: the fields are public, so a caller may build one
+                // with `actual < expected`, and `Display` must not panic.
+                let more = actual.saturating_sub(expected);
+                write!(f, "cuckoo filter of {expected} bytes followed by {more} more")
             }
             DecodeError::ChecksumMismatch { stored, computed } => write!(
                 f,

@@ -207,6 +207,13 @@ impl<S> CuckooFilter<S> {
     /// The number of items: successful inserts minus successful removes. Exact
     /// when no operation is in flight; while others run, a recent value.
     ///
+    /// Exactly, it is the number of fingerprints in the table. The two differ
+    /// only if an item that was never inserted (or was removed as often as it
+    /// was inserted) is removed: a filter cannot tell it from a colliding
+    /// item, and its remove may succeed. If it takes the extra copy of an
+    /// insert's relocation in flight, the relocation counts that copy back
+    /// in, and `len` stays the number of fingerprints.
+    ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
     /// let f = CuckooFilter::with_capacity(100);
@@ -294,7 +301,7 @@ impl<S> CuckooFilter<S> {
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
     /// let f = CuckooFilter::with_capacity(1_000_000);
-    /// // 16-bit fingerprints at 95 % load: about 2.1 MB.
+    /// // 16-bit fingerprints, sized for a load of 94 %: about 2.1 MB.
     /// assert!(f.memory_usage() < 2_400_000);
     /// ```
     pub fn memory_usage(&self) -> usize {

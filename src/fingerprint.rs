@@ -46,8 +46,8 @@ pub(crate) const SLOTS: u32 = 4;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 #[non_exhaustive]
 pub enum FingerprintBits {
-    /// 8-bit fingerprints, eight to a word: about 3 % false positives at full
-    /// load, 8.4 bits per item.
+    /// 8-bit fingerprints, eight to a word: about 2.9 % false positives at the 94 %
+    /// load a filter is sized for, 8.5 bits per item.
     ///
     /// ```
     /// # use lockfree_cuckoo_filter::FingerprintBits;
@@ -58,7 +58,7 @@ pub enum FingerprintBits {
     /// paper's §5.2, as [`Bits17`](Self::Bits17)): a bucket of four 9-bit
     /// fingerprints is half a 64-bit word, two buckets to a word. The memory
     /// of 8-bit fingerprints with about half their false positives: about
-    /// 1.5 % at full load, 8.4 bits per item. Lookups decode the bucket's
+    /// 1.5 % at the 94 % load a filter is sized for, 8.5 bits per item. Lookups decode the bucket's
     /// code through the same 8 KiB table, and every change re-encodes the
     /// bucket's half of the word (one CAS, as for every layout).
     ///
@@ -70,7 +70,8 @@ pub enum FingerprintBits {
     /// ```
     Bits9,
     /// 10-bit fingerprints, six to a word (a bucket may span two words): about
-    /// 0.73 % false positives at full load, 11.3 bits per item.
+    /// 0.73 % false positives at the 94 % load a filter is sized for, 11.3
+    /// bits per item.
     ///
     /// ```
     /// # use lockfree_cuckoo_filter::FingerprintBits;
@@ -79,7 +80,8 @@ pub enum FingerprintBits {
     /// ```
     Bits10,
     /// 12-bit fingerprints, five to a word (a bucket may span two words):
-    /// about 0.19 % false positives at full load, 13.6 bits per item.
+    /// about 0.18 % false positives at the 94 % load a filter is sized for,
+    /// 13.6 bits per item.
     ///
     /// ```
     /// # use lockfree_cuckoo_filter::FingerprintBits;
@@ -99,8 +101,8 @@ pub enum FingerprintBits {
     /// paper's §5.2): a bucket's four fingerprints are kept sorted, so their
     /// four 4-bit prefixes fit in a 12-bit code, and a bucket of four 17-bit
     /// fingerprints is one 64-bit word. The memory of 16-bit fingerprints
-    /// with half their false positives: about 0.0057 % at full load, 17 bits
-    /// per item. Lookups decode the bucket's code through an 8 KiB table, and
+    /// with half their false positives: about 0.0057 % at the 94 % load a
+    /// filter is sized for, 17 bits per item. Lookups decode the bucket's code through an 8 KiB table, and
     /// every change re-encodes the whole word (one CAS, as for every layout).
     ///
     /// ```
@@ -215,8 +217,8 @@ impl FingerprintBits {
     }
 
     /// Table memory per slot, in bits: `64 / slots_per_word()` (the unused
-    /// top bits of each word included). A full table of `n` items needs about
-    /// `n / 0.95` slots.
+    /// top bits of each word included). A filter sized for `n` items has about
+    /// `n / 0.94` slots.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::FingerprintBits;
@@ -255,7 +257,8 @@ const fn low_bits(bits: u32) -> u64 {
 
 /// A fingerprint width, fixed at compile time so that each width gets its own
 /// monomorphised table: the run-time choice costs one predictable branch per
-/// operation (in `CuckooFilter`'s dispatch), never one per slot.
+/// operation (in `CuckooFilter`'s dispatch; a lookup of the uncommon widths
+/// also makes one call), never one per slot.
 ///
 /// A bucket is the four consecutive lanes `4b .. 4b + 4`, lane `L` being lane
 /// `L mod LANES` of word `L / LANES`. With 8 or 16 bits a bucket lies inside

@@ -3,8 +3,9 @@
 //!
 //! Filters are saved as bytes and loaded on other machines, so the default must
 //! give the same 64 bits for the same item and seed everywhere (the seed is
-//! saved with the filter). `std`'s `DefaultHasher`
-//! is randomly seeded and may change between releases; the in-memory hashers of
+//! saved with the filter). `std`'s `RandomState` is randomly keyed, and the
+//! algorithm of its hashers (and of `DefaultHasher`) may change between
+//! releases; the in-memory hashers of
 //! `foldhash`, `ahash` and `rapidhash` reserve the right to change too. XXH3 is a
 //! frozen specification (since xxHash 0.8), fast on short keys, and passes
 //! SMHasher; `xxhash-rust` implements it without unsafe platform code.
@@ -25,6 +26,18 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 /// [`DefaultHashBuilder::with_seed`]. Being public, it is no secret: do not
 /// use it for a filter that stores keys others choose (see
 /// [`DefaultHashBuilder`]).
+///
+/// ```
+/// use lockfree_cuckoo_filter::{CuckooFilter, DEFAULT_SEED};
+///
+/// let build = || CuckooFilter::builder().capacity(100).seed(DEFAULT_SEED).build();
+/// let (a, b) = (build()?, build()?);
+/// a.insert("x")?;
+/// b.insert("x")?;
+/// // Same seed, same items: the same filter, byte for byte, on every run.
+/// assert_eq!(a.to_bytes(), b.to_bytes());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const DEFAULT_SEED: u64 = 0x5851_f42d_4c95_7f2d;
 
 /// Builds [`StableHasher`]s with one seed: the default hasher of
@@ -162,13 +175,13 @@ impl BuildHasher for DefaultHashBuilder {
 /// use std::hash::{BuildHasher, Hash, Hasher};
 /// use lockfree_cuckoo_filter::DefaultHashBuilder;
 ///
-/// let mut h = DefaultHashBuilder::default().build_hasher();
-/// 42u32.hash(&mut h);
-/// let a = h.finish();
-/// // `usize` is hashed as 8 little-endian bytes on every target.
-/// let mut h = DefaultHashBuilder::default().build_hasher();
-/// 42u64.hash(&mut h);
-/// assert_ne!(a, h.finish());
+/// let builder = DefaultHashBuilder::with_seed(7);
+/// let mut h = builder.build_hasher();
+/// 42usize.hash(&mut h);
+/// // `usize` is hashed as 8 little-endian bytes on every target...
+/// assert_eq!(h.finish(), builder.hash_one(42u64));
+/// // ...and each integer type as its own width.
+/// assert_ne!(builder.hash_one(42u32), builder.hash_one(42u64));
 /// ```
 #[derive(Clone, Debug)]
 pub struct StableHasher {

@@ -5,8 +5,8 @@
 //! storing a short fingerprint of each item in a cuckoo hash table (Fan,
 //! Andersen, Kaminsky and Mitzenmacher, CoNEXT 2014). It answers "maybe present"
 //! for every item inserted, and for others with a small false-positive rate;
-//! below about 3 % it needs less memory than a Bloom filter, and unlike a Bloom
-//! filter it can delete.
+//! at rates of about 0.01 % and below it needs less memory than a Bloom filter
+//! (at 0.2 % and above, more), and unlike a Bloom filter it can delete.
 //!
 //! [`CuckooFilter`] is built to be shared: every method takes `&self`, the
 //! filter is `Send + Sync`, and no operation takes a lock or waits for another
@@ -34,7 +34,9 @@
 //!    table as it was: no item is evicted, and there is no victim slot.
 //! 3. **Lock-free.** No mutex, no spin-wait on another thread.
 //! 4. **Exact accounting.** With no operation in flight, [`len`](CuckooFilter::len)
-//!    is successful inserts minus successful removes.
+//!    is the number of fingerprints in the table: successful inserts minus
+//!    successful removes, as long as only inserted items are removed (a remove
+//!    of an item never inserted can take a copy in flight, see `len`).
 //! 5. **False-positive rate as promised**: at most about
 //!    `1 - (1 - 2^-f)^(8·α)` for `f`-bit fingerprints at load factor `α`
 //!    ([`FingerprintBits::false_positive_rate`]).
@@ -64,7 +66,7 @@
 //!
 //! How the protocol keeps each guarantee (table layout, the insert path,
 //! validated lookups and removes, memory orderings) is in [`implementation`].
-//! It is model-checked with loom on tables of two to four buckets
+//! It is model-checked with loom on tables of two to six buckets
 //! (`loom-tests/`), and stress-tested with many threads (`stress/`).
 //!
 //! # Limits
@@ -92,8 +94,6 @@ mod hasher;
 mod merge;
 // The semi-sorted bucket codec (issue #10): the 17-bit layout uses its
 // one-bucket-per-word codec, the 9-bit layout its two-buckets-per-word `half`.
-// Parts of it (`replace`, `of_hash`, `MAX`, ...) only its tests use.
-#[allow(dead_code)]
 mod semisorted;
 mod sync;
 mod table;

@@ -66,10 +66,12 @@
 //! bounds check) and about 25 instructions on x86-64, three of them
 //! multiplications (SWAR over the four suffix lanes and the four prefix
 //! nibbles, the nibble hits moved onto the suffix lanes by one multiplication).
-//! Two buckets probed for one fingerprint share the broadcasts once inlined. [`with`],
-//! [`without`] and [`replace`] decode the four fingerprints, sort them (a
+//! Two buckets probed for one fingerprint share the broadcasts once inlined.
+//! [`with`] and [`without`] decode the four fingerprints, sort them (a
 //! five-comparator network) and re-encode (four loads from a 128-byte rank
-//! table): a few tens of operations, paid only by writers.
+//! table): a few tens of operations, paid only by writers. (The tests also
+//! use a `replace`, an `of_hash` and a `MAX` of their own, compiled only for
+//! them.)
 
 /// Slots per bucket.
 const SLOTS: usize = 4;
@@ -87,8 +89,10 @@ pub(crate) const BITS: u32 = 17;
 /// Bits of each slot's stored suffix.
 pub(crate) const SUFFIX_BITS: u32 = BITS - PREFIX_BITS;
 /// Largest fingerprint, `2^17 - 1`; fingerprints lie in `1..=MAX`, 0 is empty.
+#[cfg(test)]
 pub(crate) const MAX: u32 = (1 << BITS) - 1;
 /// The word of an empty bucket.
+#[cfg(test)]
 pub(crate) const EMPTY: u64 = 0;
 
 /// Prefix sequence by code: `DECODE[code]` holds the four sorted prefixes, four
@@ -298,6 +302,7 @@ mod codec {
 
     /// `bucket` with one copy of `old` replaced by `new`; None when it holds
     /// no `old`.
+    #[cfg(test)]
     #[inline]
     pub(super) fn replace<const S: u32>(bucket: u64, old: u32, new: u32) -> Option<u64> {
         debug_assert!(old != 0 && old <= max::<S>() && new != 0 && new <= max::<S>());
@@ -327,6 +332,7 @@ mod codec {
 
     /// The fingerprint of a 64-bit hash: its high 32 bits scaled onto
     /// `1..=max` by multiply-shift (never 0), as `crate::fingerprint::of_hash`.
+    #[cfg(test)]
     #[inline(always)]
     pub(super) fn of_hash<const S: u32>(hash: u64) -> u32 {
         (((hash >> 32) * u64::from(max::<S>())) >> 32) as u32 + 1
@@ -377,6 +383,7 @@ pub(crate) fn without(word: u64, fp: u32) -> Option<u64> {
 
 /// `word` with one copy of `old` replaced by `new` (both in `1..=MAX`); None
 /// when it holds no `old`. One CAS swaps a fingerprint for another.
+#[cfg(test)]
 #[inline]
 pub(crate) fn replace(word: u64, old: u32, new: u32) -> Option<u64> {
     codec::replace::<SUFFIX_BITS>(word, old, new)
@@ -398,6 +405,7 @@ pub(crate) fn is_canonical(word: u64) -> bool {
 
 /// The fingerprint of a 64-bit hash: its high 32 bits mapped onto `1..=MAX`
 /// by multiply-shift, never 0 (as `crate::fingerprint::of_hash`).
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn of_hash(hash: u64) -> u32 {
     codec::of_hash::<SUFFIX_BITS>(hash)
@@ -422,6 +430,7 @@ pub(crate) mod half {
     /// Bits of each slot's stored suffix.
     pub(crate) const SUFFIX_BITS: u32 = BITS - super::PREFIX_BITS;
     /// Largest fingerprint, 511; fingerprints lie in `1..=MAX`, 0 is empty.
+    #[cfg(test)]
     pub(crate) const MAX: u32 = (1 << BITS) - 1;
 
     /// The 32 bits of bucket `half` of `word`.
@@ -475,6 +484,7 @@ pub(crate) mod half {
 
     /// `word` with one copy of `old` replaced by `new` in bucket `half`; None
     /// when it holds no `old`.
+    #[cfg(test)]
     #[inline]
     pub(crate) fn replace(word: u64, half: u32, old: u32, new: u32) -> Option<u64> {
         let b = codec::replace::<SUFFIX_BITS>(u64::from(bucket(word, half)), old, new)?;
@@ -494,6 +504,7 @@ pub(crate) mod half {
     }
 
     /// The fingerprint of a 64-bit hash, in `1..=MAX`.
+    #[cfg(test)]
     #[inline(always)]
     pub(crate) fn of_hash(hash: u64) -> u32 {
         codec::of_hash::<SUFFIX_BITS>(hash)

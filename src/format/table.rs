@@ -12,8 +12,9 @@
 //!     24     8  hasher seed   (HasherIdentity::seed)
 //!     32     8  bucket count  (even, 2 to 2^32)
 //!     40     8  item count    (= nonzero slots in the table)
-//!     48     8  table words W (= ceil(buckets · 4 / floor(64 / bits)))
-//!     56   8·W  the table words, LE: floor(64 / bits) slots each, from bit 0
+//!     48     8  table words W (= ceil(buckets · 4 / s), s = slots per word)
+//!     56   8·W  the table words, LE: s = floor(64 / bits) slots each (4 at
+//!               17 bits, 8 at 9), from bit 0
 //!               up, slot k of bucket b in lane (4b + k) of the whole table,
 //!               0 = empty; bits outside every slot are 0. At 17 bits each
 //!               word is one semi-sorted bucket (src/semisorted.rs), at 9
@@ -50,8 +51,9 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)) loads on any
     /// platform. It records the fingerprint width, the bucket count, the
     /// hasher's [identity](HasherIdentity), the item count and every slot; its
-    /// length is `60 + 8 · ceil(bucket_count · 4 / floor(64 / bits))` bytes,
-    /// about the table's memory.
+    /// length is `60 + 8 · ceil(bucket_count · 4 / s)` bytes, `s` the
+    /// [slots per word](FingerprintBits::slots_per_word): about the table's
+    /// memory.
     ///
     /// **On a live filter.** Exact when no operation is in flight. While other
     /// threads modify the filter, each table word is read atomically, but the

@@ -1,7 +1,8 @@
 //! A table whose fingerprint width is chosen at run time: one variant per
 //! width, each fully monomorphised. The match in [`dispatch!`] is the only
 //! run-time cost of choosing the width, one well-predicted branch per
-//! operation.
+//! operation (and, for lookups of the widths [`AnyTable::contains_hash`]
+//! does not inline, one call).
 
 use super::{Full, Table, SLOTS};
 use crate::error::AllocError;

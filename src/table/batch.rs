@@ -4,8 +4,8 @@
 use super::{Position, Table};
 use crate::fingerprint::Width;
 
-/// Lookups a batch locates (and prefetches) at once; the pipeline runs one
-/// group ahead.
+/// Lookups a batch locates (and prefetches) at once; the pipeline runs two
+/// groups ahead.
 pub(crate) const GROUP: usize = 16;
 
 /// The positions of up to [`GROUP`] lookups, field by field.

@@ -20,7 +20,9 @@
 //!    that puts it expects a word without the fingerprint ([`PutAbsent`]), so
 //!    of two racers aiming at one word only the first puts, and the second,
 //!    failing its CAS, finds the first's copy → `Ok(false)`. First bucket,
-//!    then second, then a cuckoo path (whose final put is a plain one).
+//!    then second, then a cuckoo path, whose final put into the freed slot
+//!    first looks at the other bucket, then puts the same way
+//!    ([`Table::put_root`]).
 //! 3. Look for a duplicate in one word: if some word of the pair holds two or
 //!    more copies of the fingerprint (in one bucket), take one of them by a
 //!    single CAS *whose expected value holds two or more*, announced on the

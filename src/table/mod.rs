@@ -237,8 +237,10 @@ impl<W: Width> Table<W> {
         debug_assert!(index < 2 * self.blocks.len());
         // SAFETY: the blocks are `2 · blocks.len()` contiguous `AtomicU64`s
         // (`Block` has no padding, see its definition), and `index` is one of
-        // them: every caller's bucket is below `buckets`, `locus` maps it onto
-        // words below `words_for(buckets)`, and `blocks_for` allocates those
+        // them: every caller's index is below `words_for(buckets)` (a word
+        // that `locus` gives for a bucket below `buckets`, or a word index
+        // below `word_count()` from the whole-table walks: `words`,
+        // `from_words`, `clear`'s sweep), and `blocks_for` allocates those
         // words plus the `skip` before them.
         unsafe { &*self.blocks.as_ptr().cast::<AtomicU64>().add(index) }
     }
@@ -592,7 +594,9 @@ impl<W: Width> Table<W> {
             // the filter (a second remove of an item inserted once) took this
             // mover's extra copy, and returned true for it. Count that copy
             // back in, so that `len()` keeps agreeing with the table
-            // (guarantee 4's "equals the number of fingerprints in the table").
+            // (guarantee 4: `len` is the number of fingerprints; only such a
+            // remove makes that differ from inserts minus removes, see
+            // `CuckooFilter::len`).
             self.count.increment(src);
         }
         false

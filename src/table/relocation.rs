@@ -192,7 +192,9 @@ impl Stripe {
     }
 
     /// Whether an operation of this stripe holds an uncounted copy now.
-    /// Acquire: pairs with [`Self::enter`]'s Release.
+    /// Acquire: pairs with the Release of the bucket CAS that follows an
+    /// [`enter`](Self::enter) (which carries the Relaxed entry, see there) and
+    /// with the Release of the exit.
     #[inline(always)]
     pub(crate) fn busy(&self) -> bool {
         self.in_flight.load(Ordering::Acquire) != 0

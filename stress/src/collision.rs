@@ -2,7 +2,7 @@
 //!
 //! Random keys on a large table almost never collide, so the main mode cannot
 //! see hazards that need two items with one fingerprint and one bucket pair
-//! (README, "unannounced moves"). Here every key is pre-hashed: a few high
+//! (IMPLEMENTATION.md, "Unannounced moves"). Here every key is pre-hashed: a few high
 //! halves (fingerprints) times one low half per bucket (first buckets), on
 //! tables of 2 to 8 buckets. Keys with one high half and first buckets `a` and
 //! `alt(a)` are twins: same fingerprint, same pair, opposite first buckets.
