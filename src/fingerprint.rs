@@ -46,8 +46,8 @@ pub(crate) const SLOTS: u32 = 4;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 #[non_exhaustive]
 pub enum FingerprintBits {
-    /// 8-bit fingerprints, eight to a word: about 2.9 % false positives at the 94 %
-    /// load a filter is sized for, 8.5 bits per item.
+    /// 8-bit fingerprints, eight to a word: about 2.9 % false positives at
+    /// the 94 % load a filter is sized for, 8.5 bits per item.
     ///
     /// ```
     /// # use lockfree_cuckoo_filter::FingerprintBits;
@@ -58,9 +58,10 @@ pub enum FingerprintBits {
     /// paper's §5.2, as [`Bits17`](Self::Bits17)): a bucket of four 9-bit
     /// fingerprints is half a 64-bit word, two buckets to a word. The memory
     /// of 8-bit fingerprints with about half their false positives: about
-    /// 1.5 % at the 94 % load a filter is sized for, 8.5 bits per item. Lookups decode the bucket's
-    /// code through the same 8 KiB table, and every change re-encodes the
-    /// bucket's half of the word (one CAS, as for every layout).
+    /// 1.5 % at the 94 % load a filter is sized for, 8.5 bits per item.
+    /// Lookups decode the bucket's code through the same 8 KiB table, and
+    /// every change re-encodes the bucket's half of the word (one CAS, as for
+    /// every layout).
     ///
     /// ```
     /// # use lockfree_cuckoo_filter::FingerprintBits;
@@ -102,8 +103,9 @@ pub enum FingerprintBits {
     /// four 4-bit prefixes fit in a 12-bit code, and a bucket of four 17-bit
     /// fingerprints is one 64-bit word. The memory of 16-bit fingerprints
     /// with half their false positives: about 0.0057 % at the 94 % load a
-    /// filter is sized for, 17 bits per item. Lookups decode the bucket's code through an 8 KiB table, and
-    /// every change re-encodes the whole word (one CAS, as for every layout).
+    /// filter is sized for, 17 bits per item. Lookups decode the bucket's
+    /// code through an 8 KiB table, and every change re-encodes the whole
+    /// word (one CAS, as for every layout).
     ///
     /// ```
     /// # use lockfree_cuckoo_filter::FingerprintBits;

@@ -70,8 +70,8 @@ const DEFAULT_RATE: f64 = 1e-3;
 
 /// The default capacity of the first table, in items: small enough to cost
 /// little (about 2 KiB), large enough that a filter that ends up with a
-/// million items gets there in five growths (about nine from a first table of two
-/// buckets; each table costs every lookup two more bucket reads).
+/// million items gets there in five growths (about nine from a first table
+/// of two buckets; each table costs every lookup two more bucket reads).
 const DEFAULT_INITIAL_CAPACITY: usize = 1000;
 
 /// A concurrent, lock-free cuckoo filter that grows: `insert` never fails for
