@@ -153,11 +153,32 @@ pub enum BuildError {
     UnreachableFalsePositiveRate {
         /// The rate asked for.
         rate: f64,
-        /// The best rate reachable with the width considered (for a growable
-        /// filter: the smallest rate whose budget gives every table growth
-        /// can add a width).
+        /// The best rate reachable with the width considered.
         best: f64,
         /// The fingerprint width considered, in bits.
+        bits: u32,
+    },
+    /// A [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s rate is too
+    /// small for its budget to give a fingerprint width to every table growth
+    /// can add (each table spends a share of the rate), so the filter could
+    /// not promise to grow until memory runs out.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{BuildError, GrowableCuckooFilter};
+    ///
+    /// let err = GrowableCuckooFilter::builder().false_positive_rate(1e-9).build().unwrap_err();
+    /// let BuildError::UnreachableGrowableRate { smallest, bits, .. } = err else {
+    ///     panic!("{err:?}");
+    /// };
+    /// assert!(smallest > 1e-9 && bits == 32);
+    /// assert!(GrowableCuckooFilter::builder().false_positive_rate(smallest).build().is_ok());
+    /// ```
+    UnreachableGrowableRate {
+        /// The rate asked for.
+        rate: f64,
+        /// The smallest rate a growable filter accepts.
+        smallest: f64,
+        /// The longest fingerprint width growth uses, in bits.
         bits: u32,
     },
     /// The capacity needs more buckets than a table can address (2^32).
@@ -179,11 +200,23 @@ impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             BuildError::InvalidFalsePositiveRate { rate } => {
-                write!(f, "false-positive rate {rate} is not in the open interval (0, 1)")
+                write!(f, "false-positive rate {} is not in the open interval (0, 1)", Rate(rate))
             }
             BuildError::UnreachableFalsePositiveRate { rate, best, bits } => write!(
                 f,
-                "false-positive rate {rate} is below {best:e}, the best {bits}-bit fingerprints reach at full load"
+                "false-positive rate {} is below {best:e}, the best {bits}-bit fingerprints reach at full load",
+                Rate(rate)
+            ),
+            BuildError::UnreachableGrowableRate {
+                rate,
+                smallest,
+                bits,
+            } => write!(
+                f,
+                "false-positive rate {} is below {smallest:e}, the smallest a growable filter accepts: \
+                 each table it can grow spends a share of the rate, and the last ones need more \
+                 than {bits}-bit fingerprints below it",
+                Rate(rate)
             ),
             BuildError::MissingCapacity => f.write_str(
                 "no capacity given: call .capacity(n) with the number of items the filter must hold \
@@ -198,6 +231,21 @@ impl fmt::Display for BuildError {
 }
 
 impl std::error::Error for BuildError {}
+
+/// A rate as people write it: `0.01`, but `1e-9` rather than a decimal point
+/// followed by eight zeros (or three hundred, for a subnormal).
+struct Rate(f64);
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        if r != 0.0 && r.is_finite() && !(1e-4..1e6).contains(&r.abs()) {
+            write!(f, "{r:e}")
+        } else {
+            write!(f, "{r}")
+        }
+    }
+}
 
 /// Why [`from_bytes`](crate::CuckooFilter::from_bytes) (or
 /// [`from_bytes_with_hasher`](crate::CuckooFilter::from_bytes_with_hasher))
@@ -635,5 +683,31 @@ impl<T: PartialEq> PartialEq for BulkInsertError<T> {
         self.inserted == other.inserted
             && self.failed == other.failed
             && self.reason == other.reason
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_print_as_written() {
+        let invalid = |rate| BuildError::InvalidFalsePositiveRate { rate }.to_string();
+        assert!(invalid(1.5).contains(" 1.5 "));
+        assert!(invalid(-0.25).contains(" -0.25 "));
+        assert!(invalid(f64::NAN).contains(" NaN "));
+        assert!(invalid(0.0).contains(" 0 "));
+        // Not 0.000…: a subnormal would be 300-odd digits.
+        assert!(invalid(-5e-324).contains(" -5e-324 "));
+        let unreachable = |rate| {
+            BuildError::UnreachableFalsePositiveRate {
+                rate,
+                best: 1.7e-9,
+                bits: 32,
+            }
+            .to_string()
+        };
+        assert!(unreachable(1e-300).contains(" 1e-300 is below 1.7e-9,"));
+        assert!(unreachable(0.001).contains(" 0.001 "));
     }
 }

@@ -139,9 +139,9 @@ pub(super) fn first_width(rate: f64) -> Result<FingerprintBits, BuildError> {
     let widths = widths(rate, GROWN_TABLES);
     if widths.len() < GROWN_TABLES as usize {
         let longest = GROWTH_WIDTHS[GROWTH_WIDTHS.len() - 1];
-        return Err(BuildError::UnreachableFalsePositiveRate {
+        return Err(BuildError::UnreachableGrowableRate {
             rate,
-            best: smallest_rate(),
+            smallest: smallest_rate(),
             bits: longest.bits(),
         });
     }

@@ -803,7 +803,7 @@ impl<S> GrowableBuilder<S> {
     /// assert_eq!(f.fingerprint_bits(), vec![FingerprintBits::Bits8]);
     /// assert!(matches!(
     ///     GrowableCuckooFilter::builder().false_positive_rate(1e-9).build(),
-    ///     Err(BuildError::UnreachableFalsePositiveRate { .. })
+    ///     Err(BuildError::UnreachableGrowableRate { .. })
     /// ));
     /// # Ok::<(), BuildError>(())
     /// ```
@@ -968,7 +968,7 @@ mod tests {
                     GrowableCuckooFilter::builder()
                         .false_positive_rate(rate)
                         .build(),
-                    Err(BuildError::UnreachableFalsePositiveRate { .. })
+                    Err(BuildError::UnreachableGrowableRate { .. })
                 ),
                 "{rate}"
             );
