@@ -11,8 +11,8 @@ use crate::CuckooFilter;
 
 /// The load factor the table is sized for, in percent: `with_capacity(n)`
 /// gives about `n / 0.94` slots. Below the load the filter reliably reaches
-/// (over 95 %) so that `n` distinct items always fit, and within 10 % of
-/// `n / 0.95`. Integer arithmetic, so that [`capacity_for`] inverts
+/// (over 95 %) so that `n` distinct items fit (but for the rare bad luck
+/// [`slack`] keeps rare in small tables), and within 10 % of `n / 0.95`. Integer arithmetic, so that [`capacity_for`] inverts
 /// [`buckets_for`] exactly.
 const SIZING_LOAD_PERCENT: u64 = 94;
 
@@ -92,7 +92,8 @@ impl Builder {
 }
 
 impl<S> Builder<S> {
-    /// The number of distinct items the filter must accept; required. The
+    /// The number of distinct items the filter must accept (see
+    /// [`CuckooFilter::capacity`] for how surely); required. The
     /// table gets about `capacity / 0.94` slots, not rounded to a power of
     /// two, and the filter's [`capacity`](CuckooFilter::capacity) is then at
     /// least this. 0 is allowed, and gives the smallest table (two buckets).
@@ -235,8 +236,8 @@ fn unreachable_rate(rate: f64, bits: FingerprintBits) -> BuildError {
 }
 
 /// Buckets for `capacity` items: `capacity / (4 · 0.94)`, rounded up, plus a
-/// slack of its square root that keeps tiny tables from being unlucky and
-/// costs large ones nothing (0.2 % at a million items), rounded up to even.
+/// slack ([`slack`]) that keeps small tables from being unlucky and costs large
+/// ones nothing (0.2 % at a million items), rounded up to even.
 pub(crate) fn buckets_for(capacity: usize) -> Result<u64, BuildError> {
     let too_large = BuildError::CapacityTooLarge { capacity };
     let base = base_buckets(capacity as u128);
@@ -245,11 +246,27 @@ pub(crate) fn buckets_for(capacity: usize) -> Result<u64, BuildError> {
     }
     let base = base as u64;
     // Even, and at least two: see `Table::alternate`.
-    let buckets = (base + base.isqrt()).max(2).next_multiple_of(2);
+    let buckets = (base + slack(base)).max(2).next_multiple_of(2);
     if buckets > MAX_BUCKETS {
         return Err(too_large);
     }
     Ok(buckets)
+}
+
+/// The buckets added to `base`: its square root, and two more beyond the
+/// smallest table.
+///
+/// Inserts fail before a table is full when more items pick some set of
+/// buckets than its slots hold: most likely, nine items one bucket pair. In a
+/// table of a few buckets that happens at the sizing load: with the square
+/// root alone, one in 2000 tables of four buckets (capacity 11, random seeds)
+/// refused an insert before its capacity, and one in 10 000 of ten buckets.
+/// The two more buckets make the table for 11 items one of six buckets, whose
+/// nine pairs take the eleven items with a probability of refusing one of
+/// about 10^-6. The smallest table, two buckets (a base of 0 or 1), is one
+/// pair of eight slots that its capacity of three always fits.
+fn slack(base: u64) -> u64 {
+    base.isqrt() + if base >= 2 { 2 } else { 0 }
 }
 
 /// `ceil(capacity / (4 · 0.94))`, exactly.
@@ -263,12 +280,14 @@ fn base_buckets(capacity: u128) -> u128 {
 /// promises for a table of this size. (Saturates at `usize::MAX` where `usize`
 /// is narrower than the answer.)
 pub(crate) fn capacity_for(buckets: u64) -> usize {
-    // The largest base with `base + isqrt(base) <= buckets` (the rounding to
+    // The largest base with `base + slack(base) <= buckets` (the rounding to
     // even cannot push an even `buckets` over): the sum is increasing in base.
+    // A table too small for any base (two buckets) holds what a base of 0
+    // asks for, and its one pair of eight slots takes it.
     let (mut low, mut high) = (0u64, buckets);
     while low < high {
         let mid = low + (high - low).div_ceil(2);
-        if mid + mid.isqrt() <= buckets {
+        if mid + slack(mid) <= buckets {
             low = mid;
         } else {
             high = mid - 1;
@@ -356,6 +375,7 @@ mod tests {
     fn sizing_is_tight_for_large_and_generous_for_tiny() {
         assert_eq!(buckets_for(0), Ok(2));
         assert_eq!(buckets_for(1), Ok(2));
+        assert_eq!(buckets_for(3), Ok(2));
         assert_eq!(buckets_for(100).map(|b| b % 2), Ok(0));
         for n in [1_000_000usize, 10_000_000, 100_000_000] {
             let slots = buckets_for(n).unwrap() * 4;
@@ -369,7 +389,7 @@ mod tests {
         ));
         assert!(buckets_for(16_000_000_000).is_ok());
         assert!(buckets_for(17_000_000_000).is_err());
-        assert_eq!(buckets_for(10_000_000), Ok(10_644_824 / 4));
+        assert_eq!(buckets_for(10_000_000), Ok(10_644_832 / 4));
     }
 
     #[test]
@@ -388,12 +408,15 @@ mod tests {
         }
         assert_eq!(capacity_for(buckets_for(10_000_000).unwrap()), 10_000_005);
         assert_eq!(capacity_for(2), 3);
-        assert_eq!(capacity_for(4), 11);
+        // Four buckets are never built (a base of 2 gets six), and hold 3.
+        assert_eq!(capacity_for(4), 3);
+        assert_eq!(capacity_for(6), 11);
+        assert_eq!(buckets_for(4), Ok(6));
         let largest = capacity_for(MAX_BUCKETS);
         assert_eq!(buckets_for(largest), Ok(MAX_BUCKETS));
-        // Odd or unproduced bucket counts (decoded tables) get the capacity of
-        // the largest table that fits in them.
-        assert_eq!(capacity_for(5), capacity_for(4));
+        // An unproduced bucket count (a decoded table) gets the capacity of
+        // the largest table that fits in it.
+        assert_eq!(capacity_for(4), capacity_for(2));
     }
 
     #[test]

@@ -79,9 +79,17 @@ fn other_widths_fill_and_keep_their_rates() {
 
 #[test]
 fn with_capacity_accepts_its_capacity_in_distinct_items_within_10_percent_of_ideal_memory() {
-    for n in [0usize, 1, 2, 3, 10, 100, 1_000, 12_345, 1_000_000] {
-        // A random seed each run: the promise holds for every seed.
-        let f = CuckooFilter::with_capacity(n);
+    // Fixed seeds: a table can refuse an insert before its capacity, rarely
+    // (see the next test), and a test must not fail one run in a million.
+    for (k, n) in [0usize, 1, 2, 3, 10, 100, 1_000, 12_345, 1_000_000]
+        .into_iter()
+        .enumerate()
+    {
+        let f = CuckooFilter::builder()
+            .capacity(n)
+            .seed(mix(k as u64))
+            .build()
+            .unwrap();
         let capacity = f.capacity();
         assert!(capacity >= n, "with_capacity({n}).capacity() = {capacity}");
         assert!(capacity < f.slots());
@@ -106,10 +114,43 @@ fn with_capacity_accepts_its_capacity_in_distinct_items_within_10_percent_of_ide
 }
 
 #[test]
+fn small_tables_hold_their_capacity_for_almost_every_seed() {
+    // Nine items that pick one bucket pair overfill it, so a table larger
+    // than one pair can refuse an insert before its capacity for some seeds.
+    // The sizing's slack makes that rare: over 4000 seeds, every width and
+    // the smallest tables past one pair (6 to 12 buckets), at most a few
+    // refusals in 160 000 tables. Sized by the square root alone (11 items in
+    // 4 buckets), about one table in 2000 refused one.
+    let mut tables = 0;
+    let mut refused = Vec::new();
+    for n in [4usize, 11, 15, 22, 30] {
+        for bits in FingerprintBits::ALL {
+            for seed in 0..4000u64 {
+                let f = CuckooFilter::builder()
+                    .capacity(n)
+                    .fingerprint_bits(bits)
+                    .seed(mix(seed))
+                    .build()
+                    .unwrap();
+                tables += 1;
+                if (0..f.capacity() as u64).any(|i| f.insert(&i).is_err()) {
+                    refused.push((n, bits, seed));
+                }
+            }
+        }
+    }
+    assert!(
+        refused.len() <= 3,
+        "{} of {tables}: {refused:?}",
+        refused.len()
+    );
+}
+
+#[test]
 fn capacity_is_in_items_and_slots_are_slots() {
     let f = CuckooFilter::with_capacity(10_000_000);
     assert_eq!(f.capacity(), 10_000_005);
-    assert_eq!(f.slots(), 10_644_824);
+    assert_eq!(f.slots(), 10_644_832);
     assert_eq!(f.slots() as u64, 4 * f.bucket_count());
     // A decoded filter, or one of an exact size, has the capacity of its size.
     let g = test_hooks::with_buckets(

@@ -422,7 +422,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// ```
     /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
     /// let f = GrowableCuckooFilter::with_capacity(1000);
-    /// assert_eq!(f.slots(), 1128);
+    /// assert_eq!(f.slots(), 1136);
     /// ```
     pub fn slots(&self) -> usize {
         self.with_tables(|tables| tables.iter().map(|t| t.slots()).sum())
@@ -929,20 +929,22 @@ mod tests {
         // Two runs of widths, so lookups and removes also take the path for
         // the runs after the newest (`chain::any_of`).
         assert_eq!(bits.last(), Some(&FingerprintBits::Bits16));
-        for i in (0..n).step_by(2) {
-            assert!(f.remove_hash(mix(i)));
-        }
-        assert_eq!(f.len() as u64, n / 2);
         // Removing an inserted item may take another's copy from a newer table
-        // (see `remove_hash`): at most the false-positive rate of the removes.
+        // (see `remove_hash`): that item's own remove then finds nothing, and
+        // it reads as absent. At most the false-positive rate of the removes,
+        // in either case.
+        let allowed = (n / 2) as f64 * f.max_false_positive_rate();
+        let failed = (0..n)
+            .step_by(2)
+            .filter(|&i| !f.remove_hash(mix(i)))
+            .count();
+        assert!((failed as f64) <= allowed, "{failed}");
+        assert_eq!(f.len(), (n / 2) as usize + failed);
         let missing = (1..n)
             .step_by(2)
             .filter(|&i| !f.contains_hash(mix(i)))
             .count();
-        assert!(
-            (missing as f64) <= (n / 2) as f64 * f.max_false_positive_rate(),
-            "{missing}"
-        );
+        assert!((missing as f64) <= allowed, "{missing}");
     }
 
     #[test]
