@@ -249,7 +249,7 @@ impl<S> CuckooFilter<S> {
     /// table's size. The sizing leaves small tables room for that: over 4000
     /// seeds of every width, tables of 6 to 12 buckets refused no insert
     /// before their capacity (`tests/capacity.rs`), and in 400 000 tables of
-    /// each such size, one did.
+    /// each such size, at most one did.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
