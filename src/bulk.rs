@@ -369,6 +369,25 @@ where
 mod tests {
     use super::*;
 
+    /// The item of `hash` as `(bucket pair, fingerprint)`: what a table holds
+    /// for it, whichever bucket of the pair its copy is in.
+    fn pair_of(f: &CuckooFilter, hash: u64) -> (u64, u64, u32) {
+        let p = f.table.position(hash);
+        (p.i1.min(p.i2), p.i1.max(p.i2), p.fp)
+    }
+
+    /// The table's contents as a sorted multiset of [`pair_of`]s.
+    fn held(f: &CuckooFilter) -> Vec<(u64, u64, u32)> {
+        let mut held: Vec<_> = f
+            .table
+            .fingerprints()
+            .into_iter()
+            .map(|(bucket, fp)| pair_of(f, f.table.hash_for(bucket, fp)))
+            .collect();
+        held.sort_unstable();
+        held
+    }
+
     #[test]
     fn bulk_matches_one_by_one() {
         // One seed for both, so that an item has the same place in each.
@@ -389,37 +408,33 @@ mod tests {
         }
         assert_eq!(a.len(), b.len());
         assert!((0..200_000u64).all(|i| a.contains(&i)));
-        let mut fa = a.table.fingerprints();
-        let mut fb = b.table.fingerprints();
-        fa.sort_unstable();
-        fb.sort_unstable();
         // Same multiset of fingerprints, read as (bucket pair, fingerprint).
-        let pair = |f: &CuckooFilter, (bk, fp): (u64, u32)| {
-            let p = f.table.position(f.table.hash_for(bk, fp));
-            (p.i1.min(p.i2), p.i1.max(p.i2), fp)
-        };
-        let mut pa: Vec<_> = fa.into_iter().map(|e| pair(&a, e)).collect();
-        let mut pb: Vec<_> = fb.into_iter().map(|e| pair(&b, e)).collect();
-        pa.sort_unstable();
-        pb.sort_unstable();
-        assert_eq!(pa, pb);
+        assert_eq!(held(&a), held(&b));
     }
 
     #[test]
     fn full_filter_gives_back_exactly_the_rest() {
-        let f = CuckooFilter::with_capacity(10_000);
+        let f = CuckooFilter::builder()
+            .capacity(10_000)
+            .seed(crate::DEFAULT_SEED)
+            .build()
+            .unwrap();
         let n = 20_000u64;
         let err = f.par_insert_all((0..n).into_par_iter()).unwrap_err();
         assert_eq!(err.inserted(), f.len());
         let all = err.failed();
         assert_eq!(err.inserted() + all.len(), n as usize);
-        // Every item is either in the filter or given back; none is both
-        // (beyond false positives), none is lost.
+        // Every item is either in the table or given back, none is both, none
+        // is lost: the table holds exactly the items not given back, read as
+        // (bucket pair, fingerprint).
         let back: std::collections::HashSet<u64> = all.iter().copied().collect();
         assert_eq!(back.len(), all.len());
-        assert!((0..n).all(|i| back.contains(&i) || f.contains(&i)));
-        let in_filter = (0..n).filter(|i| !back.contains(i)).count();
-        assert_eq!(in_filter, f.len());
+        let mut rest: Vec<_> = (0..n)
+            .filter(|i| !back.contains(i))
+            .map(|i| pair_of(&f, f.hasher.hash_one(i)))
+            .collect();
+        rest.sort_unstable();
+        assert_eq!(held(&f), rest);
     }
 
     #[test]

@@ -576,7 +576,10 @@ impl std::error::Error for MergeError {}
 /// assert_eq!(err.inserted() + err.failed().len(), 5000);
 /// assert_eq!(f.len(), err.inserted());
 /// assert_eq!(err.reason(), InsertError::Full);
-/// assert!(err.failed().iter().all(|i| (0..5000).contains(i)));
+/// // The items that did not fit come back, to put elsewhere.
+/// let overflow = CuckooFilter::with_capacity(5000);
+/// assert_eq!(overflow.par_insert_all(err.failed().to_vec()), Ok(err.failed().len()));
+/// assert!((0..5000u64).all(|i| f.contains(&i) || overflow.contains(&i)));
 /// ```
 #[cfg(feature = "rayon")]
 pub struct BulkInsertError<T> {

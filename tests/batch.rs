@@ -47,14 +47,17 @@ fn all_inserted_found(keys: &[u64], answers: &[bool], what: &str) {
 fn contains_batch_agrees_with_contains_at_every_length_and_width() {
     let n = 2000;
     for bits in FingerprintBits::ALL {
+        // Each key in twice: by its hash (for the `_hash` lookups) and as
+        // an item (for `contains` / `contains_batch`, which hash it).
         let f = CuckooFilter::builder()
-            .capacity(n as usize)
+            .capacity(2 * n as usize)
             .fingerprint_bits(bits)
             .seed(DEFAULT_SEED)
             .build()
             .unwrap();
         for i in 0..n {
             f.insert_hash(mix(i)).unwrap();
+            f.insert(&mix(i)).unwrap();
         }
         // Every length up to past five groups of 16, then a long one.
         for len in (0..=90).chain([1000]) {
@@ -65,13 +68,14 @@ fn contains_batch_agrees_with_contains_at_every_length_and_width() {
                 |hs, out| f.contains_hash_batch(hs, out),
                 &format!("{bits:?}, contains_hash_batch of {len}"),
             );
-            agree(
+            let items = agree(
                 &hashes,
                 |h| f.contains(&h),
                 |hs, out| f.contains_batch(hs, out),
                 &format!("{bits:?}, contains_batch of {len}"),
             );
             all_inserted_found(&hashes, &expected, &format!("{bits:?}"));
+            all_inserted_found(&hashes, &items, &format!("{bits:?}, items"));
         }
     }
 }

@@ -30,7 +30,7 @@ fn churn(
 ) {
     let f = test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::with_seed(DEFAULT_SEED))
         .unwrap();
-    let slots = f.capacity() as f64;
+    let slots = f.slots() as f64;
     let stable = (slots * base) as u64;
     for i in 0..stable {
         f.insert_hash(key(0, i)).unwrap();
@@ -39,12 +39,12 @@ fn churn(
     let misses = AtomicUsize::new(0);
     let live_total = AtomicUsize::new(0);
     let done = AtomicBool::new(false);
-    let checks = AtomicUsize::new(0);
+    let peak = AtomicUsize::new(0);
 
     thread::scope(|s| {
         let mut handles = Vec::new();
         for w in 1..=writers {
-            let (f, misses, live_total, checks) = (&f, &misses, &live_total, &checks);
+            let (f, misses, live_total, peak) = (&f, &misses, &live_total, &peak);
             handles.push(s.spawn(move || {
                 let mut live: Vec<u64> = Vec::new();
                 let mut next = 0u64;
@@ -71,8 +71,8 @@ fn churn(
                                 misses.fetch_add(1, Ordering::Relaxed);
                             }
                         }
-                        checks.fetch_add(2, Ordering::Relaxed);
                     }
+                    peak.fetch_max(f.len(), Ordering::Relaxed);
                     // Remove half, in random order: each must be found.
                     for _ in 0..live.len() / 2 {
                         rng = mix(rng);
@@ -89,7 +89,7 @@ fn churn(
             }));
         }
         for r in 0..readers {
-            let (f, misses, done, checks) = (&f, &misses, &done, &checks);
+            let (f, misses, done) = (&f, &misses, &done);
             s.spawn(move || {
                 let mut rng = mix(1000 + r);
                 let mut n = 0;
@@ -100,7 +100,6 @@ fn churn(
                     }
                     n += 1;
                 }
-                checks.fetch_add(n, Ordering::Relaxed);
             });
         }
         for h in handles {
@@ -124,7 +123,15 @@ fn churn(
         "table holds exactly len fingerprints"
     );
     assert!((0..stable).all(|i| f.contains_hash(key(0, i))));
-    assert!(checks.load(Ordering::Relaxed) > 0);
+    // Each fill reached its quota, so the table held at least the stable keys
+    // plus one quota: the writers' inserts worked at high load. (Peaks seen:
+    // 0.95 to 0.96 in the 4096-bucket tables, 0.86 in the 16-bucket one.)
+    let peak = peak.load(Ordering::Relaxed);
+    eprintln!(
+        "{bits:?}, {buckets} buckets: peak load {:.3}",
+        peak as f64 / slots
+    );
+    assert!(peak >= stable as usize + quota, "peak {peak}");
 }
 
 #[test]

@@ -9,13 +9,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 /// A client's socket operations (connect, each read, each write) give up
-/// after this long; the server is on loopback, so 2 s is a dead server.
-const IO_TIMEOUT: Duration = Duration::from_secs(2);
+/// after this long. The server is on loopback, so this only tells a dead or
+/// hung server: generous, because a busy 2-core CI machine can stall a
+/// thread for a while, and a stall is not a failure.
+const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long after the end of the run the last answers may still arrive.
-/// With [`IO_TIMEOUT`] it bounds a run at `seconds + 2` s, whatever the
+/// With [`IO_TIMEOUT`] it bounds a run at `seconds + 10` s, whatever the
 /// server does.
-const GRACE: Duration = Duration::from_secs(2);
+const GRACE: Duration = Duration::from_secs(10);
 
 /// At most this many problems are described (all are counted).
 const MAX_PROBLEMS: usize = 10;

@@ -97,10 +97,11 @@
 //! back. Third, after shutdown, that `filter.len()` equals the number of
 //! `new` answers given (each `new` is exactly one insert).
 //!
-//! Every client socket operation times out after 2 s. Answers still missing
-//! 2 s after `--seconds` count as failures, and a watchdog ends `selftest`
-//! with an error if it is not done after `--seconds` + 4.5 s. A hung server
-//! therefore fails the run; it cannot hang CI.
+//! Every client socket operation times out after 10 s. Answers still
+//! missing 10 s after `--seconds` count as failures, and a watchdog ends
+//! `selftest` with an error if it is not done after `--seconds` + 25 s. A
+//! hung server therefore fails the run; it cannot hang CI. The margins are
+//! wide: they tell a hung server, not a slow machine.
 
 mod load;
 mod server;
@@ -130,7 +131,7 @@ usage: dedup_server serve    [--addr 127.0.0.1:7878] [--capacity 10000000] [--th
 
 /// How much longer than `--seconds` the self-test may take before the
 /// watchdog fails it.
-const WATCHDOG_MARGIN: Duration = Duration::from_millis(4500);
+const WATCHDOG_MARGIN: Duration = Duration::from_secs(25);
 
 /// `Ok(passed)`, or an error that kept the mode from running (bad flags,
 /// address in use, ...). `Send` so the self-test can run on a thread.
@@ -396,7 +397,7 @@ fn build_filter(capacity: usize) -> Result<CuckooFilter, BuildError> {
 
 fn describe(filter: &CuckooFilter) -> String {
     format!(
-        "{} slots, {}-bit fingerprints, {:.1} MiB",
+        "capacity {} items, {}-bit fingerprints, {:.1} MiB",
         filter.capacity(),
         filter.fingerprint_bits().bits(),
         filter.memory_usage() as f64 / (1 << 20) as f64

@@ -5,7 +5,28 @@
 
 #[cfg(test)]
 mod tests {
-    /// Says, in the output of a plain `cargo test`, where the models went.
+    /// Every model file in `tests/` has a `test = false` entry in Cargo.toml,
+    /// so that a plain `cargo test` builds none of them; `run.sh` runs them
+    /// all. (Its name also says, in `cargo test`'s output, where they went.)
     #[test]
-    fn the_loom_models_run_with_loom_tests_run_sh() {}
+    fn the_loom_models_run_with_loom_tests_run_sh() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let mut models: Vec<String> = std::fs::read_dir(dir.join("tests"))
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().into_string().unwrap();
+                name.strip_suffix(".rs").map(str::to_owned)
+            })
+            .collect();
+        models.sort();
+        assert!(models.len() >= 9, "{models:?}");
+        for model in models {
+            let entry = format!("[[test]]\nname = \"{model}\"\ntest = false\n");
+            assert!(
+                manifest.contains(&entry),
+                "no `test = false` entry for tests/{model}.rs"
+            );
+        }
+    }
 }

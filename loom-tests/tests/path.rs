@@ -39,7 +39,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// exactly once; `len()` agrees (model 6).
 #[test]
 fn path_invalidated_midway() {
-    check(|| {
+    // Executions in which `y` took the slot `c0` left in bucket 3 (read once
+    // loom is done, as below).
+    let invalidated = std::sync::Arc::new(AtomicUsize::new(0));
+    let seen = std::sync::Arc::clone(&invalidated);
+    check(move || {
         let f = filter(4);
         let a = fps(&f, 0, 3, 4, &[]);
         let b = fps(&f, 1, 0, 4, &[]);
@@ -57,15 +61,30 @@ fn path_invalidated_midway() {
         // that breaks the path (and a mutant that clears before copying
         // passed); this way it does.
         let f = Arc::new(f);
-        let [tx, ty] = [x, y].map(|h| common::spawn_insert(&f, h));
-        let (rx, ry) = (tx.join().unwrap(), ty.join().unwrap());
+        let tx = common::spawn_insert(&f, x);
+        // Bucket 3 is full of `c`s until `c0` leaves and again once `a0`
+        // arrives, and `x`'s searches never move anything into it but `a0`:
+        // `y` is there after its insert only if it took the slot between.
+        let g = Arc::clone(&f);
+        let ty = loom::thread::spawn(move || {
+            let r = g.insert_hash(y);
+            (r, g.fingerprints().contains(&(3, c[4])))
+        });
+        let (rx, (ry, took_the_slot)) = (tx.join().unwrap(), ty.join().unwrap());
         assert!(
             rx.is_ok() && ry.is_ok(),
             "room for both, yet {rx:?} and {ry:?}"
         );
+        if took_the_slot {
+            seen.fetch_add(1, Ordering::Relaxed);
+        }
         live.extend([x, y]);
         assert_holds_exactly(&f, &live);
     });
+    assert!(
+        invalidated.load(Ordering::Relaxed) > 0,
+        "no execution broke the path midway"
+    );
 }
 
 /// The same race with one free slot, in 6 buckets laid out so that a search of

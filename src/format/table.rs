@@ -73,9 +73,9 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// [`DefaultHashBuilder`](crate::DefaultHashBuilder)).
     ///
     /// ```
-    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DEFAULT_SEED};
     ///
-    /// let f = CuckooFilter::with_capacity(1000);
+    /// let f = CuckooFilter::builder().capacity(1000).seed(DEFAULT_SEED).build()?;
     /// f.insert("apple")?;
     /// let bytes = f.to_bytes();
     /// assert_eq!(&bytes[..8], b"LFCUCKOO");

@@ -631,11 +631,12 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// other.
     ///
     /// ```
-    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
-    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// use lockfree_cuckoo_filter::{GrowableCuckooFilter, DEFAULT_SEED};
+    /// // A fixed seed, so that "pear" is not one of the rare false positives.
+    /// let f = GrowableCuckooFilter::builder().initial_capacity(10).seed(DEFAULT_SEED).build()?;
     /// f.insert("apple")?;
     /// assert!(f.contains("apple") && !f.contains("pear"));
-    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[inline]
     pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
@@ -648,13 +649,13 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// `min(items.len(), out.len())` items and returns that number.
     ///
     /// ```
-    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
-    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// use lockfree_cuckoo_filter::{GrowableCuckooFilter, DEFAULT_SEED};
+    /// let f = GrowableCuckooFilter::builder().initial_capacity(10).seed(DEFAULT_SEED).build()?;
     /// f.insert("a")?;
     /// let mut out = [false; 3];
     /// f.contains_batch(&["a", "b", "a"], &mut out);
     /// assert_eq!(out, [true, false, true]);
-    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn contains_batch<T: Hash>(&self, items: &[T], out: &mut [bool]) -> usize {
         let n = items.len().min(out.len());
@@ -1110,9 +1111,11 @@ mod tests {
             .filter(|&i| f.contains_hash(mix(i | 1 << 62)))
             .count();
         let measured = hits as f64 / probes as f64;
-        // The measured rate is under the bound (plus a few standard deviations
-        // of sampling noise), which is under the rate asked for.
-        let slack = 4.0 * (bound / probes as f64).sqrt();
+        // The measured rate is under the bound (plus six standard deviations
+        // of sampling noise: which table holds an item depends on the
+        // threads' interleaving, and at four about one run in 10^5 failed),
+        // which is under the rate asked for.
+        let slack = 6.0 * (bound / probes as f64).sqrt();
         assert!(
             measured <= bound + slack,
             "measured {measured}, bound {bound}"

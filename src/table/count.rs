@@ -52,15 +52,18 @@ pub(crate) struct ItemCount {
     shared: Box<[CachePadded<AtomicIsize>]>,
 }
 
+thread_local! {
+    /// This thread's number for [`owned_slot`]: `usize::MAX` until it counts
+    /// something, then its shard, or [`OWNED`] for a thread beyond them.
+    static SLOT: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
 /// This thread's owned shard, or `None` for a thread beyond the first
 /// [`OWNED`] (and always under loom).
 #[inline(always)]
 fn owned_slot() -> Option<usize> {
     if OWNED == 0 {
         return None;
-    }
-    thread_local! {
-        static SLOT: Cell<usize> = const { Cell::new(usize::MAX) };
     }
     // A plain std atomic: it hands out thread numbers, and is not part of
     // the table's protocol (so not one of `crate::sync`'s loom atomics).
@@ -202,6 +205,13 @@ mod tests {
         // their own shard, the rest by `fetch_add` into the shared ones. All
         // start together, so that two writers of one shard (the bug this
         // catches) would overlap and lose counts.
+        //
+        // The process hands out owned shards once, to its first threads that
+        // count (`NEXT`), and under `cargo test` earlier tests' threads have
+        // taken them all. So each thread here takes its number itself, as
+        // `owned_slot` would have given it in a fresh process: thread `t`
+        // owns shard `t`, those beyond share. (Numbering every thread 0, the
+        // bug, loses counts and fails the sum.)
         let c = ItemCount::new();
         let threads = 2 * OWNED + 3;
         let rounds = 100_000;
@@ -210,6 +220,9 @@ mod tests {
             for t in 0..threads as u64 {
                 let (c, start) = (&c, &start);
                 s.spawn(move || {
+                    let slot = (t as usize).min(OWNED);
+                    SLOT.with(|s| s.set(slot));
+                    assert_eq!(owned_slot(), (slot < OWNED).then_some(slot));
                     start.wait();
                     for key in 0..rounds {
                         c.increment(key ^ t);

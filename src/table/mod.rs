@@ -778,5 +778,14 @@ mod tests {
         let mut n = 0;
         t.for_each_fingerprint(|_, _| n += 1);
         assert_eq!(n, 2);
+        // Of two copies in the source, one moves and one stays.
+        assert!(t.put(src, fp));
+        assert!(t.relocate(src, fp, dst));
+        let mut held = Vec::new();
+        t.for_each_fingerprint(|bucket, f| held.push((bucket, f)));
+        held.sort_unstable();
+        let mut expected = vec![(src, fp), (src, 77), (dst, fp)];
+        expected.sort_unstable();
+        assert_eq!(held, expected);
     }
 }
