@@ -3,8 +3,9 @@
 //! from an array of the same size (huge pages, like our table).
 //!
 //! - `limit/plain`: one query after another;
-//! - `limit/batched`: queries in groups of 16, the next group's 32 lines
-//!   prefetched before the current group is read;
+//! - `limit/batched`: queries in groups of 16, the lines of the group three
+//!   ahead prefetched before the current group is read (this machine's best
+//!   depth, see `MemKernel::batched`);
 //! - `ours/contains_hash`: one `contains_hash` after another;
 //! - `ours/contains_hash_batch`: `contains_hash_batch` over the block.
 //!

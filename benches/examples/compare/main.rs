@@ -31,7 +31,8 @@
 //! - concurrent lookups are half hits, half misses; writes alternate
 //!   insert-new / remove-oldest per thread, so the load stays at 90 %;
 //! - the memory limit: two independent random 8-byte reads per query from an
-//!   array the size of our big table, plain and in prefetched groups of 16;
+//!   array the size of our big table, plain and in groups of 16 prefetched
+//!   three groups ahead;
 //! - the layouts section: every fingerprint width on one thread, on a 256 KiB
 //!   and a 64 MiB table each, beside 16-bit (see `layouts.rs`);
 //! - the bulk section: the workload of the C++ reference's
@@ -116,7 +117,7 @@ impl Kind {
                 "{} · 1 thread · lookup by hash vs memory limit, {}",
                 size.name(),
                 if batched {
-                    "batched (contains_hash_batch; limit prefetches 16 ahead)"
+                    "batched (contains_hash_batch; limit prefetches 3 groups of 16 ahead)"
                 } else {
                     "plain"
                 }
