@@ -11,9 +11,9 @@ use crate::CuckooFilter;
 
 /// The load factor the table is sized for, in percent: `with_capacity(n)`
 /// gives about `n / 0.94` slots. Below the load the filter reliably reaches
-/// (over 95 %) so that `n` distinct items fit (but for the rare bad luck
-/// [`slack`] keeps rare in small tables), and within 10 % of `n / 0.95`. Integer arithmetic, so that [`capacity_for`] inverts
-/// [`buckets_for`] exactly.
+/// (over 95 %) so that `n` distinct items fit (all but rarely in small
+/// tables, see [`slack`]), and within 10 % of `n / 0.95`. Integer arithmetic,
+/// so that [`capacity_for`] inverts [`buckets_for`] exactly.
 const SIZING_LOAD_PERCENT: u64 = 94;
 
 /// The load at which [`FingerprintBits::false_positive_rate`] bounds are taken
