@@ -16,7 +16,7 @@
 # tracing) to its loom mode.
 #
 # Release mode, with debug assertions on, so that the crate's own
-# `debug_assert!`s (e.g. "a mover's own copy is always in the pair") are
+# `debug_assert!`s (e.g. that a move's destination is its source's alternate) are
 # checked in every execution loom explores.
 set -euo pipefail
 

@@ -29,9 +29,13 @@
 //! items and `len()` agrees.
 //!
 //! Seen to fail on the protocol before removes announced themselves: the
-//! lookup and remove models with "false negative", the owner model with the
-//! debug assertion "a mover's own copy is always in the pair", the double
-//! remove with the same assertion or a `len()` off by one.
+//! lookup and remove models with "false negative", the owner model with a
+//! debug assertion of that time ("a mover's own copy is always in the pair";
+//! the mover now counts a copy it cannot take back in, see `Table::relocate`),
+//! the double remove with the same assertion or a `len()` off by one. With
+//! the announcement Acquire only (not AcqRel), five fail: the lookup and
+//! remove models in both role assignments ("false negative") and the owner
+//! model (the table differs from its live items).
 #![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
