@@ -12,6 +12,12 @@
 //! before its publication happens-before the read is reported as a causality
 //! violation.
 //!
+//! Mutations it catches (rechecked 2026-11-23, preemption bound 2): lookups
+//! that read only the newest table (all 7 models fail); the chain published
+//! by a Relaxed CAS instead of AcqRel (6 of the 7 fail, all but
+//! `insert_if_absent_during_growth`); an `insert_if_absent` that skips the
+//! older tables (see `insert_if_absent_during_growth`).
+//!
 //! ```text
 //! RUSTFLAGS="--cfg lockfree_cuckoo_filter_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
 //!     cargo test -p loom-tests --release --test growth
