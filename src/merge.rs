@@ -65,7 +65,7 @@ impl<S: PartialEq> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn merge(&self, other: &CuckooFilter<S>) -> Result<(), MergeError> {
-        same_shape(&self.table, &other.table)?;
+        same_shape(self.table.layout(), other.table.layout())?;
         if self.hasher != other.hasher {
             return Err(MergeError::HasherMismatch);
         }
@@ -74,19 +74,9 @@ impl<S: PartialEq> CuckooFilter<S> {
     }
 }
 
-/// Fails unless `ours` and `theirs` place an item the same way (the hashers
-/// are compared by the caller).
-fn same_shape(ours: &AnyTable, theirs: &AnyTable) -> Result<(), MergeError> {
-    same_layout(layout(ours), layout(theirs))
-}
-
-/// A table's layout: fingerprint width and bucket count.
-fn layout(table: &AnyTable) -> (FingerprintBits, u64) {
-    (table.bits(), table.buckets())
-}
-
-/// [`same_shape`] on layouts.
-fn same_layout(
+/// Fails unless tables of layouts `ours` and `theirs` ([`AnyTable::layout`])
+/// place an item the same way (the hashers are compared by the caller).
+fn same_shape(
     (ours_bits, ours_buckets): (FingerprintBits, u64),
     (theirs_bits, theirs_buckets): (FingerprintBits, u64),
 ) -> Result<(), MergeError> {
@@ -207,7 +197,7 @@ impl<S: PartialEq> GrowableCuckooFilter<S> {
                 .map_err(MergeError::CannotGrow)?;
             ours.into_iter()
                 .zip(tables)
-                .try_for_each(|(o, t)| same_layout(o, layout(t)))?;
+                .try_for_each(|(o, t)| same_shape(o, t.layout()))?;
             Ok(tables.iter().map(|t| fingerprints(t)).collect())
         })?;
         self.grow_to(theirs.len()).map_err(MergeError::CannotGrow)?;

@@ -286,11 +286,7 @@ impl Chain {
         rate: f64,
         tables: usize,
     ) -> Result<Vec<(FingerprintBits, u64)>, InsertError> {
-        let mut out: Vec<_> = self
-            .tables
-            .iter()
-            .map(|t| (t.bits(), t.buckets()))
-            .collect();
+        let mut out: Vec<_> = self.tables.iter().map(|t| t.layout()).collect();
         let (mut buckets, mut spent) = (self.newest().buckets(), self.spent);
         while out.len() < tables {
             let (bits, next) = next_layout(buckets, spent, rate, out.len())?;

@@ -998,8 +998,7 @@ mod tests {
         for _ in 2..7 {
             chain = chain.grown(rate).unwrap();
         }
-        let layout = |t: &Arc<AnyTable>| (t.bits(), t.buckets());
-        let grown: Vec<_> = chain.tables().iter().map(layout).collect();
+        let grown: Vec<_> = chain.tables().iter().map(|t| t.layout()).collect();
         assert_eq!(planned, grown);
         assert_eq!(grown[4], (FingerprintBits::Bits8, 512), "{grown:?}");
         assert_eq!(grown[5], (FingerprintBits::Bits16, 2048), "{grown:?}");

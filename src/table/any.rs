@@ -200,6 +200,12 @@ impl AnyTable {
         dispatch!(self, t => t.buckets())
     }
 
+    /// The table's layout, `(width, bucket count)`: what places an item (with
+    /// the hasher), as growth plans it and the byte format records it.
+    pub(crate) fn layout(&self) -> (FingerprintBits, u64) {
+        (self.bits(), self.buckets())
+    }
+
     /// The number of slots (at most 2^34, which fits the `usize` of any
     /// target that can allocate such a table).
     pub(crate) fn slots(&self) -> usize {
