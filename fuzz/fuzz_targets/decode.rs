@@ -1,20 +1,22 @@
-//! The decoder takes any byte string: it returns a filter or an error, never
-//! panics, and accepts only canonical encodings.
+//! The decoders take any byte string: each returns a filter or an error,
+//! never panics, and accepts only canonical encodings.
 //!
 //! Random bytes almost never carry a valid CRC-32C, so each input is also tried
 //! with its last four bytes replaced by the checksum of the rest: that lets the
 //! fuzzer reach the checks behind the checksum (item count, hasher) and the
-//! table itself, which is then used.
+//! tables themselves, which are then used. Every input goes to both decoders,
+//! the one of a single table and the one of a growable filter's chain.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lockfree_cuckoo_filter::CuckooFilter;
+use lockfree_cuckoo_filter::{CuckooFilter, GrowableCuckooFilter};
 
 fn check(data: &[u8]) {
     if let Ok(f) = CuckooFilter::from_bytes(data) {
         assert_eq!(f.to_bytes(), data, "accepted a non-canonical encoding");
-        assert!(f.len() <= f.capacity());
+        // `capacity` is what is guaranteed to fit; a table may hold more.
+        assert!(f.len() <= f.slots());
         // A decoded table is a working table.
         for k in 0..8u32 {
             if f.insert(&k).is_ok() {
@@ -23,6 +25,19 @@ fn check(data: &[u8]) {
         }
         for k in 0..8u32 {
             f.remove(&k);
+        }
+    }
+    if let Ok(g) = GrowableCuckooFilter::from_bytes(data) {
+        assert_eq!(g.to_bytes(), data, "accepted a non-canonical chain");
+        assert!(g.len() <= g.slots());
+        // A decoded chain is a working chain: it grows when it must.
+        for k in 0..64u32 {
+            if g.insert(&k).is_ok() {
+                assert!(g.contains(&k));
+            }
+        }
+        for k in 0..64u32 {
+            g.remove(&k);
         }
     }
 }
