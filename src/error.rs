@@ -69,14 +69,21 @@ pub enum InsertError {
     /// Only a [`CuckooFilter`](crate::CuckooFilter) says this.
     Full,
     /// Growable filters: the item's two buckets are full in every table while
-    /// the newest table is less than half full: the same item (or items with
-    /// the same hash) was inserted too many times. Each table holds at most 8
-    /// copies of one item; growing for lack of room in one bucket pair would
-    /// double the memory of a mostly empty filter, so the filter does not.
+    /// the newest table is less than half full. Almost always the same item
+    /// (or items with the same hash) was inserted too many times: each table
+    /// holds at most 8 copies of one item. Distinct items fill one bucket
+    /// pair only by a chance that no real workload meets, or when they were
+    /// chosen for it by someone who knows the seed (nine suffice; see
+    /// [`DefaultHashBuilder`](crate::DefaultHashBuilder) on keys chosen by
+    /// others). Growing for lack of room in one bucket pair would multiply the
+    /// memory of a mostly empty filter (by four per growth, for nine more
+    /// chosen items each time), so the filter does not.
     TooManyCopies,
     /// Growable filters: another table would take the sum of the tables'
     /// false-positive bounds over the rate the filter was built for: even
-    /// 32-bit fingerprints are too short for the budget left. Build with a
+    /// 32-bit fingerprints are too short for the budget left. A filter this
+    /// version built never says this (its builder refuses such rates); a
+    /// chain decoded from bytes an earlier version wrote may. Build with a
     /// higher rate or a larger initial capacity (fewer tables).
     RateExhausted {
         /// The false-positive rate the filter was built for.
@@ -105,7 +112,7 @@ impl fmt::Display for InsertError {
                 f.write_str("cuckoo filter is full: no relocation path to an empty slot")
             }
             InsertError::TooManyCopies => f.write_str(
-                "the item's buckets are full of copies in every table and the newest table is less than half full",
+                "the item's two buckets are full in every table (of its copies, almost always) and the newest table is less than half full",
             ),
             InsertError::RateExhausted { rate, tables } => write!(
                 f,
@@ -281,6 +288,14 @@ pub enum DecodeError {
     /// The input does not start with the format's magic bytes: it is not a
     /// serialized cuckoo filter.
     BadMagic,
+    /// The input is the other filter type's bytes: a
+    /// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s given to
+    /// [`CuckooFilter::from_bytes`](crate::CuckooFilter::from_bytes), or the
+    /// other way round.
+    WrongFilterType {
+        /// Whether the bytes are a growable filter's.
+        growable: bool,
+    },
     /// The input was written by a format version this crate does not read.
     UnsupportedVersion {
         /// The version found.
@@ -412,6 +427,17 @@ impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             DecodeError::BadMagic => f.write_str("not a serialized cuckoo filter (bad magic bytes)"),
+            DecodeError::WrongFilterType { growable } => {
+                let (is, other) = if growable {
+                    ("GrowableCuckooFilter", "CuckooFilter")
+                } else {
+                    ("CuckooFilter", "GrowableCuckooFilter")
+                };
+                write!(
+                    f,
+                    "these are a {is}'s bytes, not a {other}'s: decode them with {is}::from_bytes"
+                )
+            }
             DecodeError::InvalidChain { reason } => write!(f, "invalid chain of tables: {reason}"),
             DecodeError::UnsupportedVersion { version } => {
                 write!(f, "unsupported cuckoo filter format version {version}")
@@ -537,13 +563,15 @@ impl fmt::Display for MergeError {
         match *self {
             MergeError::FingerprintBitsMismatch { ours, theirs } => write!(
                 f,
-                "cannot merge a filter of {}-bit fingerprints into one of {}-bit fingerprints",
+                "cannot merge a filter of {}-bit fingerprints into one of {}-bit fingerprints: \
+                 build both with the same false-positive rate (or fingerprint width)",
                 theirs.bits(),
                 ours.bits()
             ),
             MergeError::BucketCountMismatch { ours, theirs } => write!(
                 f,
-                "cannot merge a filter of {theirs} buckets into one of {ours} buckets"
+                "cannot merge a filter of {theirs} buckets into one of {ours} buckets: \
+                 build both with the same capacity (initial capacity, for growable filters)"
             ),
             MergeError::HasherMismatch => f.write_str(
                 "cannot merge filters built with different hashers or seeds \
@@ -553,7 +581,9 @@ impl fmt::Display for MergeError {
             MergeError::CannotGrow(e) => write!(f, "cannot grow to merge: {e}"),
             MergeError::Full { merged, total } => write!(
                 f,
-                "cuckoo filter is full: merged {merged} of {total} fingerprints"
+                "cuckoo filter is full: merged {merged} of {total} fingerprints, every item \
+                 held before kept (a growable filter merges table by table, and a table it \
+                 grew past is nearly full: merge into an empty filter, or insert the items)"
             ),
         }
     }

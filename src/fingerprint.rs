@@ -230,19 +230,26 @@ impl FingerprintBits {
         64.0 / f64::from(self.slots_per_word())
     }
 
-    /// The false-positive rate bound at load factor `load` (0 to 1): a lookup
-    /// compares against the `2 · 4 · load` fingerprints of its two buckets, each
-    /// matching with probability `2^-bits`, so the rate is at most
-    /// `1 - (1 - 2^-bits)^(8 · load)`.
+    /// The false-positive rate bound at load factor `load` (clamped to 0..=1):
+    /// a lookup compares against the `2 · 4 · load` fingerprints of its two
+    /// buckets, each matching with probability about `2^-bits`, so the rate
+    /// is at most about `1 - (1 - 2^-bits)^(8 · load)`. Fingerprints are never
+    /// 0, so one matches with probability `1/(2^bits - 1)`, and the exact
+    /// bound is higher by a factor of up to `2^bits / (2^bits - 1)`: 0.4 % at
+    /// 8 bits, less at wider ones. The builders' widths and the growable
+    /// filter's budget use this formula, and the decoder's check of a chain
+    /// depends on it.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::FingerprintBits;
     /// let p = FingerprintBits::Bits16.false_positive_rate(0.95);
     /// assert!(p > 1.1e-4 && p < 1.2e-4);
+    /// assert_eq!(FingerprintBits::Bits16.false_positive_rate(2.0), FingerprintBits::Bits16.false_positive_rate(1.0));
+    /// assert_eq!(FingerprintBits::Bits16.false_positive_rate(-1.0), 0.0);
     /// ```
     pub fn false_positive_rate(self, load: f64) -> f64 {
         let miss = 1.0 - (-f64::from(self.bits())).exp2();
-        1.0 - miss.powf(2.0 * f64::from(SLOTS) * load)
+        1.0 - miss.powf(2.0 * f64::from(SLOTS) * load.clamp(0.0, 1.0))
     }
 }
 

@@ -53,10 +53,12 @@ pub const DEFAULT_SEED: u64 = 0x5851_f42d_4c95_7f2d;
 ///
 /// A filter that stores or looks up keys an adversary chooses (clients of a
 /// server) must keep its seed secret. With the seed, anyone can compute which
-/// bucket pair and fingerprint a key gets, and so (a) aim many keys at one
-/// bucket pair, making their inserts fail with
+/// bucket pair and fingerprint a key gets, and so (a) aim nine keys at one
+/// bucket pair, making the ninth insert fail with
 /// [`InsertError::Full`](crate::InsertError::Full) long before the filter is
-/// full, or making a growable filter grow for nothing, and (b) forge false
+/// full (in a growable filter with
+/// [`TooManyCopies`](crate::InsertError::TooManyCopies), or, while its newest
+/// table is small, by growing it for nothing), and (b) forge false
 /// positives: find keys never inserted that `contains` reports present,
 /// for example to get a request past a filter that guards a cache or a block
 /// list. A random seed makes both a matter of luck for someone who cannot see

@@ -17,18 +17,16 @@
 //! chain is checked against the rules growth follows
 //! (`growable::chain`).
 
-use super::identity::{default_with_seed, exactly, mismatch};
+use super::identity::{default_with_seed, exactly, id_of, mismatch};
 use super::table::{decode, encode, layout};
 use super::{
-    check_checksum, check_magic, check_version, Fields, HasherIdentity, CHECKSUM_LEN, VERSION,
+    check_checksum, check_magic, check_version, Fields, HasherIdentity, CHAIN_MAGIC, CHECKSUM_LEN,
+    VERSION,
 };
 use crate::error::DecodeError;
 use crate::growable::{check_shape, check_table_count};
 use crate::hasher::DefaultHashBuilder;
 use crate::{CuckooFilter, GrowableCuckooFilter};
-
-/// The first eight bytes of an encoded growable filter.
-const CHAIN_MAGIC: [u8; 8] = *b"LFCUCKCH";
 
 /// Bytes before a growable filter's first table.
 const CHAIN_HEADER_LEN: usize = 24;
@@ -69,7 +67,7 @@ impl<S: HasherIdentity> GrowableCuckooFilter<S> {
             out.extend_from_slice(&self.max_false_positive_rate().to_bits().to_le_bytes());
             debug_assert_eq!(out.len(), CHAIN_HEADER_LEN);
             for t in tables {
-                let bytes = encode(t, S::ID, seed);
+                let bytes = encode(t, id_of::<S>(), seed);
                 out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
                 out.extend_from_slice(&bytes);
             }
@@ -115,7 +113,13 @@ impl GrowableCuckooFilter<DefaultHashBuilder> {
     /// f.insert("apple")?;
     /// let g = GrowableCuckooFilter::from_bytes(&f.to_bytes())?;
     /// assert!(g.contains("apple"));
-    /// assert_eq!(GrowableCuckooFilter::from_bytes(b"LFCUCKOO").unwrap_err(), DecodeError::BadMagic);
+    /// assert_eq!(GrowableCuckooFilter::from_bytes(b"not a filter").unwrap_err(), DecodeError::BadMagic);
+    /// // A single filter's bytes are not a growable one's, and the error says so.
+    /// let single = lockfree_cuckoo_filter::CuckooFilter::with_capacity(100).to_bytes();
+    /// assert_eq!(
+    ///     GrowableCuckooFilter::from_bytes(&single).unwrap_err(),
+    ///     DecodeError::WrongFilterType { growable: false }
+    /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {

@@ -62,13 +62,39 @@ pub trait HasherIdentity {
     /// Names the hash function (the algorithm and how items are fed to it).
     /// The same id must mean the same function on every machine and in every
     /// version of your program. 1 is [`DefaultHashBuilder`]'s; 0 and the
-    /// values below 2^16 are reserved for this crate.
+    /// values below 2^16 are reserved for this crate, and a program that
+    /// saves or loads a filter whose hasher claims one does not compile
+    /// (bytes that named the default hasher would otherwise be decoded with
+    /// it, and every item would read as absent).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{DefaultHashBuilder, HasherIdentity};
     /// assert_eq!(DefaultHashBuilder::ID, 1);
     /// ```
+    ///
+    /// ```compile_fail,E0080
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DefaultHashBuilder, HasherIdentity};
+    /// # use std::hash::BuildHasher;
+    /// #[derive(Clone, Default)]
+    /// struct Mine(DefaultHashBuilder);
+    /// # impl BuildHasher for Mine {
+    /// #     type Hasher = <DefaultHashBuilder as BuildHasher>::Hasher;
+    /// #     fn build_hasher(&self) -> Self::Hasher { self.0.build_hasher() }
+    /// # }
+    /// impl HasherIdentity for Mine {
+    ///     const ID: u64 = 1; // the default hasher's: refused at compile time
+    ///     fn seed(&self) -> u64 { 0 }
+    /// }
+    /// let f = CuckooFilter::builder().hasher(Mine::default()).build().unwrap();
+    /// let _ = f.to_bytes();
+    /// ```
     const ID: u64;
+
+    /// Whether this crate defines the hasher, which may then use a reserved
+    /// [`ID`](Self::ID). Leave it `false`: it exists so that the crate's own
+    /// hashers can be told from others at compile time.
+    #[doc(hidden)]
+    const DEFINED_BY_THIS_CRATE: bool = false;
 
     /// The parameter that, with [`ID`](Self::ID), fixes the function: its seed
     /// or key (for a key longer than 64 bits, a digest of it). Decoding checks
@@ -83,18 +109,37 @@ pub trait HasherIdentity {
 
 impl HasherIdentity for DefaultHashBuilder {
     const ID: u64 = 1;
+    const DEFINED_BY_THIS_CRATE: bool = true;
 
     fn seed(&self) -> u64 {
         DefaultHashBuilder::seed(self)
     }
 }
 
+/// Ids below this are the crate's (see [`HasherIdentity::ID`]).
+const RESERVED_IDS: u64 = 1 << 16;
+
+/// `S::ID`, for the encoder and the decoders: the one place it is read, so
+/// that a hasher outside this crate claiming a reserved id is a compile error
+/// wherever its filters are saved or loaded (the `const` block is evaluated
+/// when the function is instantiated for `S`).
+pub(super) fn id_of<S: HasherIdentity>() -> u64 {
+    const {
+        assert!(
+            S::ID >= RESERVED_IDS || S::DEFINED_BY_THIS_CRATE,
+            "HasherIdentity::ID values below 2^16 are reserved for lockfree-cuckoo-filter"
+        );
+    }
+    S::ID
+}
+
 /// Accepts bytes that name `hasher` exactly (its id and its seed).
 pub(super) fn exactly<S: HasherIdentity>(hasher: S, id: u64, seed: u64) -> Result<S, DecodeError> {
-    if (id, seed) == (S::ID, hasher.seed()) {
+    let expected = (id_of::<S>(), hasher.seed());
+    if (id, seed) == expected {
         Ok(hasher)
     } else {
-        Err(mismatch((S::ID, hasher.seed()), (id, seed)))
+        Err(mismatch(expected, (id, seed)))
     }
 }
 

@@ -26,15 +26,28 @@ const VERSION: u16 = 1;
 /// Bytes of the trailing checksum.
 const CHECKSUM_LEN: usize = 4;
 
-/// `BadMagic` unless `bytes` starts with `magic`. An input shorter than the
-/// magic passes if it is a prefix of it: it is then reported as truncated, by
-/// the length check that follows.
+/// The first eight bytes of every encoded single filter (and of each table in
+/// a chain).
+const TABLE_MAGIC: [u8; 8] = *b"LFCUCKOO";
+
+/// The first eight bytes of an encoded growable filter.
+const CHAIN_MAGIC: [u8; 8] = *b"LFCUCKCH";
+
+/// An error unless `bytes` starts with `magic` (one of the two above):
+/// `WrongFilterType` if they start with the other one, `BadMagic` otherwise.
+/// An input shorter than the magic passes if it is a prefix of it: it is then
+/// reported as truncated, by the length check that follows.
 fn check_magic(bytes: &[u8], magic: &[u8; 8]) -> Result<(), DecodeError> {
     let prefix = bytes.len().min(magic.len());
-    if bytes[..prefix] != magic[..prefix] {
-        return Err(DecodeError::BadMagic);
+    if bytes[..prefix] == magic[..prefix] {
+        return Ok(());
     }
-    Ok(())
+    let growable = *magic == TABLE_MAGIC;
+    let other = if growable { CHAIN_MAGIC } else { TABLE_MAGIC };
+    if bytes.starts_with(&other) {
+        return Err(DecodeError::WrongFilterType { growable });
+    }
+    Err(DecodeError::BadMagic)
 }
 
 /// `UnsupportedVersion` unless `version` is the one this crate reads.

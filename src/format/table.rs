@@ -29,18 +29,16 @@
 //! panic. An accepted input is canonical: encoding the decoded filter gives the
 //! same bytes back.
 
-use super::identity::{default_with_seed, exactly};
+use super::identity::{default_with_seed, exactly, id_of};
 use super::{
-    check_checksum, check_magic, check_version, Fields, HasherIdentity, CHECKSUM_LEN, VERSION,
+    check_checksum, check_magic, check_version, Fields, HasherIdentity, CHECKSUM_LEN, TABLE_MAGIC,
+    VERSION,
 };
 use crate::error::DecodeError;
 use crate::fingerprint::{FingerprintBits, Width};
 use crate::hasher::DefaultHashBuilder;
 use crate::table::{self, dispatch, valid_bucket_count, with_width, AnyTable, Table, SLOTS};
 use crate::CuckooFilter;
-
-/// The first eight bytes of every encoded filter.
-const MAGIC: [u8; 8] = *b"LFCUCKOO";
 
 /// Bytes before the table.
 const HEADER_LEN: usize = 56;
@@ -86,7 +84,7 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
-        encode(&self.table, S::ID, self.hasher.seed())
+        encode(&self.table, id_of::<S>(), self.hasher.seed())
     }
 
     /// Loads a filter saved by [`to_bytes`](Self::to_bytes) with `hasher`,
@@ -162,7 +160,7 @@ pub(super) fn encode(table: &AnyTable, hasher_id: u64, seed: u64) -> Vec<u8> {
 fn encode_table<W: Width>(t: &Table<W>, hasher_id: u64, seed: u64) -> Vec<u8> {
     let words = t.words();
     let mut out = Vec::with_capacity(HEADER_LEN + 8 * words.len() + CHECKSUM_LEN);
-    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&TABLE_MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.push(W::BITS as u8);
     out.push(SLOTS as u8);
@@ -201,7 +199,7 @@ struct Parsed<'a> {
 /// Checks everything that does not need the table's contents.
 fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
     let actual = bytes.len() as u64;
-    check_magic(bytes, &MAGIC)?;
+    check_magic(bytes, &TABLE_MAGIC)?;
     let Some(header) = bytes.first_chunk::<HEADER_LEN>() else {
         return Err(DecodeError::Truncated {
             expected: (HEADER_LEN + CHECKSUM_LEN) as u64,

@@ -38,9 +38,10 @@
 //! a rate only if the budget gives a width to every one of them
 //! ([`first_width`]): a filter that was built never fails to grow for want of
 //! false-positive budget, only for want of memory (or at 2^32 buckets). A
-//! chain decoded from an older, doubling version may be longer; if its budget
-//! runs out, growth fails with [`InsertError::RateExhausted`] and changes
-//! nothing.
+//! chain decoded from an older version may be longer (it doubled) or have a
+//! rate below that floor (its builder took any rate), and the decoder accepts
+//! both, so that saved filters still load; if such a chain's budget runs out,
+//! growth fails with [`InsertError::RateExhausted`] and changes nothing.
 
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;

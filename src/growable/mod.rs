@@ -1065,6 +1065,41 @@ mod tests {
         assert_eq!(f.len(), copies);
     }
 
+    /// Nine distinct items whose fingerprints share a bucket pair, as someone
+    /// who knows the seed can choose them: the ninth is refused as
+    /// `TooManyCopies` (what its docs say), the filter does not grow for it,
+    /// and nothing else changes.
+    #[test]
+    fn nine_items_aimed_at_one_pair_do_not_grow_a_large_table() {
+        let f = GrowableCuckooFilter::with_capacity(10_000);
+        let bucket = 7;
+        let (hashes, alternates): (Vec<u64>, Vec<u64>) = f.with_tables(|tables| {
+            let t = &tables[0];
+            (1..=u32::from(u16::MAX))
+                .map(|fp| t.hash_for(bucket, fp))
+                .map(|h| (h, t.position(h).i2))
+                .unzip()
+        });
+        // Nine fingerprints of bucket 7 with one alternate.
+        let alternate = alternates[0];
+        let aimed: Vec<u64> = hashes
+            .iter()
+            .zip(&alternates)
+            .filter(|&(_, &a)| a == alternate)
+            .map(|(&h, _)| h)
+            .take(9)
+            .collect();
+        assert_eq!(aimed.len(), 9);
+        for &h in &aimed[..8] {
+            f.insert_hash(h).unwrap();
+        }
+        let before = f.to_bytes();
+        assert_eq!(f.insert_hash(aimed[8]), Err(InsertError::TooManyCopies));
+        assert_eq!(f.table_count(), 1);
+        assert_eq!(f.to_bytes(), before);
+        assert!(aimed[..8].iter().all(|&h| f.contains_hash(h)));
+    }
+
     #[test]
     fn concurrent_growth_loses_nothing_and_keeps_the_rate() {
         let rate = 0.02;

@@ -745,12 +745,53 @@ mod growable {
         let single = lockfree_cuckoo_filter::CuckooFilter::with_capacity(10).to_bytes();
         assert_eq!(
             GrowableCuckooFilter::from_bytes(&single).unwrap_err(),
-            DecodeError::BadMagic
+            DecodeError::WrongFilterType { growable: false }
         );
         assert_eq!(
             lockfree_cuckoo_filter::CuckooFilter::from_bytes(&bytes).unwrap_err(),
+            DecodeError::WrongFilterType { growable: true }
+        );
+        // Only the whole magic: a prefix of the other one is just not ours.
+        assert_eq!(
+            GrowableCuckooFilter::from_bytes(&single[..7]).unwrap_err(),
             DecodeError::BadMagic
         );
+    }
+
+    /// A chain at a rate below the builder's floor, as an earlier version's
+    /// builder took: it loads (saved filters stay readable), and when its
+    /// budget runs out, an insert fails with `RateExhausted` and changes
+    /// nothing.
+    #[test]
+    fn a_chain_below_the_rate_floor_loads_and_stops_growing_cleanly() {
+        use lockfree_cuckoo_filter::InsertError;
+        let low = 1e-8;
+        assert!(GrowableCuckooFilter::builder()
+            .false_positive_rate(low)
+            .build()
+            .is_err());
+        let f = GrowableCuckooFilter::builder()
+            .false_positive_rate(1e-7)
+            .seed(DEFAULT_SEED)
+            .build()
+            .unwrap();
+        let mut bytes = f.to_bytes();
+        // The rate is the header's f64 at offset 16 (docs/FORMAT.md).
+        bytes[16..24].copy_from_slice(&low.to_le_bytes());
+        super::fix_crc(&mut bytes);
+        let g = GrowableCuckooFilter::from_bytes(&bytes).unwrap();
+        assert_eq!(g.max_false_positive_rate(), low);
+        let mut inserted = 0u64;
+        let err = loop {
+            match g.insert(&inserted) {
+                Ok(()) => inserted += 1,
+                Err(e) => break e,
+            }
+            assert!(inserted < 1_000_000, "never ran out of budget");
+        };
+        assert!(matches!(err, InsertError::RateExhausted { rate, .. } if rate == low));
+        assert_eq!(g.len() as u64, inserted);
+        assert!((0..inserted).all(|i| g.contains(&i)));
     }
 
     #[test]
