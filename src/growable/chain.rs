@@ -25,7 +25,7 @@
 //! is at most the sum of the tables' rates (a union bound, which needs no
 //! independence between tables). Each table's rate is bounded by its width at
 //! load 1 (`FingerprintBits::false_positive_rate(1.0)`, an upper bound at any
-//! load). Table i gets the shortest width whose bound is at most half of the
+//! load; computed by [`bound`] so that every platform agrees on it). Table i gets the shortest width whose bound is at most half of the
 //! budget the earlier tables left, `(r - spent) / 2`; so the bounds sum to less
 //! than `r` however long the chain. When every bound were exactly half of what
 //! is left this is the geometric series `r·(1-q)·q^i` with `q = 1/2`; with only
@@ -61,9 +61,22 @@ pub(super) const GROWTH: u64 = 4;
 /// 2^31 buckets, and one of 2^32 (capped).
 pub(super) const GROWN_TABLES: u32 = 17;
 
-/// The rate the tables' bounds are taken at: a table never holds more items
-/// than slots, so its rate at load 1 bounds its rate at any load.
-pub(super) const BOUND_LOAD: f64 = 1.0;
+/// A table's false-positive bound in the budget: its rate at load 1 (a table
+/// never holds more items than slots, so that bounds its rate at any load),
+/// `1 - (1 - 2^-bits)^8`, as [`FingerprintBits::false_positive_rate`]`(1.0)`
+/// gives it, but in basic arithmetic only: `2^-bits` is exact, and the eighth
+/// power is three squarings. Each step is one IEEE 754 operation, correctly
+/// rounded, so every platform computes the same bits; the decoder's check of
+/// a chain ([`check_shape`]) recomputes these bounds, and must agree with the
+/// machine that wrote the chain. `powf` is the platform's libm, which may
+/// differ in the last bit (Miri, which perturbs it on purpose, made a filter
+/// built at exactly the smallest rate fail to build).
+pub(super) fn bound(bits: FingerprintBits) -> f64 {
+    let miss = 1.0 - 1.0 / (1u64 << bits.bits()) as f64;
+    let m2 = miss * miss;
+    let m4 = m2 * m2;
+    1.0 - m4 * m4
+}
 
 /// The share of the remaining false-positive budget the next table may take.
 const SHARE: f64 = 0.5;
@@ -84,13 +97,11 @@ const GROWTH_WIDTHS: [FingerprintBits; 3] = [
     FingerprintBits::Bits32,
 ];
 
-/// The shortest width of [`GROWTH_WIDTHS`] whose bound at [`BOUND_LOAD`] is at
+/// The shortest width of [`GROWTH_WIDTHS`] whose [`bound`] is at
 /// most [`SHARE`] of the budget `rate - spent` that is left.
 pub(super) fn width_for(rate: f64, spent: f64) -> Option<FingerprintBits> {
     let allowed = (rate - spent) * SHARE;
-    GROWTH_WIDTHS
-        .into_iter()
-        .find(|b| b.false_positive_rate(BOUND_LOAD) <= allowed)
+    GROWTH_WIDTHS.into_iter().find(|&b| bound(b) <= allowed)
 }
 
 /// Whether a chain can be built for the false-positive rate `rate`.
@@ -107,7 +118,7 @@ pub(super) fn widths(rate: f64, tables: u32) -> Vec<FingerprintBits> {
         let Some(bits) = width_for(rate, spent) else {
             break;
         };
-        spent += bits.false_positive_rate(BOUND_LOAD);
+        spent += bound(bits);
         out.push(bits);
     }
     out
@@ -186,7 +197,7 @@ pub(crate) fn check_shape(
             return Err("a table is not two or four times the size of the one before it");
         }
         before = Some(buckets);
-        spent += bits.false_positive_rate(BOUND_LOAD);
+        spent += bound(bits);
     }
     Ok(())
 }
@@ -212,7 +223,7 @@ impl Chain {
     /// A chain of one table.
     pub(super) fn first(table: AnyTable) -> Self {
         Self {
-            spent: table.bits().false_positive_rate(BOUND_LOAD),
+            spent: bound(table.bits()),
             tables: Box::new([Arc::new(table)]),
         }
     }
@@ -226,10 +237,7 @@ impl Chain {
         if !valid_rate(rate) {
             return Err("false-positive rate outside (0, 1)");
         }
-        let spent: f64 = tables
-            .iter()
-            .map(|t| t.bits().false_positive_rate(BOUND_LOAD))
-            .sum();
+        let spent: f64 = tables.iter().map(|t| bound(t.bits())).sum();
         if spent > rate {
             return Err("the tables' false-positive bounds exceed the rate");
         }
@@ -272,7 +280,7 @@ impl Chain {
         tables.push(Arc::new(table));
         Ok(Chain {
             tables: tables.into_boxed_slice(),
-            spent: self.spent + bits.false_positive_rate(BOUND_LOAD),
+            spent: self.spent + bound(bits),
         })
     }
 
@@ -291,7 +299,7 @@ impl Chain {
         let (mut buckets, mut spent) = (self.newest().buckets(), self.spent);
         while out.len() < tables {
             let (bits, next) = next_layout(buckets, spent, rate, out.len())?;
-            spent += bits.false_positive_rate(BOUND_LOAD);
+            spent += bound(bits);
             buckets = next;
             out.push((bits, buckets));
         }
