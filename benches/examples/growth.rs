@@ -126,21 +126,37 @@ fn measure(
     contains: impl Fn(&u64) -> bool,
     batch: impl Fn(&[u64], &mut [bool]),
 ) -> Figures {
-    // One timed pass each: the keys answered yes, and M lookups/s.
+    // The best of PASSES timed passes each: the keys answered yes, and M
+    // lookups/s. (One pass each varied by 3x from run to run on the CI
+    // machine: the sized filter's misses at 30 to 104 M/s.)
+    const PASSES: usize = 5;
     let mops = |keys: &[u64], secs: f64| keys.len() as f64 / secs / 1e6;
+    let best = |pass: &mut dyn FnMut() -> (usize, f64)| {
+        let (found, mut fastest) = pass();
+        for _ in 1..PASSES {
+            let (again, mops) = pass();
+            assert_eq!(again, found, "the same answers on every pass");
+            fastest = fastest.max(mops);
+        }
+        (found, fastest)
+    };
     let plain = |keys: &[u64]| {
-        let start = Instant::now();
-        let found = keys.iter().filter(|k| contains(black_box(k))).count();
-        (found, mops(keys, start.elapsed().as_secs_f64()))
+        best(&mut || {
+            let start = Instant::now();
+            let found = keys.iter().filter(|k| contains(black_box(k))).count();
+            (found, mops(keys, start.elapsed().as_secs_f64()))
+        })
     };
     let batched = |keys: &[u64]| {
         let mut out = vec![false; keys.len()];
-        let start = Instant::now();
-        for (keys, out) in keys.chunks(4096).zip(out.chunks_mut(4096)) {
-            batch(keys, out);
-        }
-        let secs = start.elapsed().as_secs_f64();
-        (out.iter().filter(|&&o| o).count(), mops(keys, secs))
+        best(&mut || {
+            let start = Instant::now();
+            for (keys, out) in keys.chunks(4096).zip(out.chunks_mut(4096)) {
+                batch(keys, out);
+            }
+            let secs = start.elapsed().as_secs_f64();
+            (out.iter().filter(|&&o| o).count(), mops(keys, secs))
+        })
     };
     let (hits, plain_mops) = plain(absent);
     let (batch_hits, batch_mops) = batched(absent);
