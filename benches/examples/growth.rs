@@ -58,6 +58,15 @@
 //! the second-newest table's buckets before probing the newest: slower
 //! (misses 5.1-6.9 against 5.2-11.7 M/s, present keys 11.5-18.2 against
 //! 13.8-36.1, four runs each, interleaved).
+//!
+//! Ninth session: each figure became the best of five passes (one pass
+//! varied 3x from run to run: the sized filter's misses at 30 to 104 M/s),
+//! and every table's probe got the cheaper alternate bucket. Six quiet runs:
+//! misses 6.8-13.3 M/s against the sized filter's 113-141 (0.06-0.10),
+//! batched misses 0.14-0.16, present keys 0.20-0.50 one at a time and
+//! 0.55-0.62 batched, inserts 0.88-1.28. With another job on the other core
+//! the plain figures of both filters spread further (the sized filter's
+//! misses at 25-64 M/s even as the best of five).
 
 use std::hint::black_box;
 use std::time::Instant;
