@@ -12,34 +12,29 @@
 use libfuzzer_sys::fuzz_target;
 use lockfree_cuckoo_filter::{CuckooFilter, GrowableCuckooFilter};
 
+/// An accepted input must be canonical and give a working filter: `len` at
+/// most the slots (`capacity` is what is sure to fit; a table may hold
+/// more), and inserts that succeed are found (a chain grows when it must).
+macro_rules! check_decoder {
+    ($filter:ty, $data:expr, $keys:expr) => {
+        if let Ok(f) = <$filter>::from_bytes($data) {
+            assert_eq!(f.to_bytes(), $data, "accepted a non-canonical encoding");
+            assert!(f.len() <= f.slots());
+            for k in 0..$keys {
+                if f.insert(&k).is_ok() {
+                    assert!(f.contains(&k));
+                }
+            }
+            for k in 0..$keys {
+                f.remove(&k);
+            }
+        }
+    };
+}
+
 fn check(data: &[u8]) {
-    if let Ok(f) = CuckooFilter::from_bytes(data) {
-        assert_eq!(f.to_bytes(), data, "accepted a non-canonical encoding");
-        // `capacity` is what is guaranteed to fit; a table may hold more.
-        assert!(f.len() <= f.slots());
-        // A decoded table is a working table.
-        for k in 0..8u32 {
-            if f.insert(&k).is_ok() {
-                assert!(f.contains(&k));
-            }
-        }
-        for k in 0..8u32 {
-            f.remove(&k);
-        }
-    }
-    if let Ok(g) = GrowableCuckooFilter::from_bytes(data) {
-        assert_eq!(g.to_bytes(), data, "accepted a non-canonical chain");
-        assert!(g.len() <= g.slots());
-        // A decoded chain is a working chain: it grows when it must.
-        for k in 0..64u32 {
-            if g.insert(&k).is_ok() {
-                assert!(g.contains(&k));
-            }
-        }
-        for k in 0..64u32 {
-            g.remove(&k);
-        }
-    }
+    check_decoder!(CuckooFilter, data, 8u32);
+    check_decoder!(GrowableCuckooFilter, data, 64u32);
 }
 
 fuzz_target!(|data: &[u8]| {
