@@ -236,16 +236,18 @@ impl FingerprintBits {
     /// is at most about `1 - (1 - 2^-bits)^(8 · load)`. Fingerprints are never
     /// 0, so one matches with probability `1/(2^bits - 1)`, and the exact
     /// bound is higher by a factor of up to `2^bits / (2^bits - 1)`: 0.4 % at
-    /// 8 bits, less at wider ones. The builders' widths and the growable
-    /// filter's budget use this formula, and the decoder's check of a chain
-    /// depends on it.
+    /// 8 bits, less at wider ones. The builders choose widths by this bound;
+    /// the growable filter's budget takes it at load 1, computed in basic
+    /// arithmetic so that every platform gets the same bits (the decoder of
+    /// a chain recomputes it).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::FingerprintBits;
-    /// let p = FingerprintBits::Bits16.false_positive_rate(0.95);
+    /// let b = FingerprintBits::Bits16;
+    /// let p = b.false_positive_rate(0.95);
     /// assert!(p > 1.1e-4 && p < 1.2e-4);
-    /// assert_eq!(FingerprintBits::Bits16.false_positive_rate(2.0), FingerprintBits::Bits16.false_positive_rate(1.0));
-    /// assert_eq!(FingerprintBits::Bits16.false_positive_rate(-1.0), 0.0);
+    /// assert_eq!(b.false_positive_rate(2.0), b.false_positive_rate(1.0));
+    /// assert_eq!(b.false_positive_rate(-1.0), 0.0);
     /// ```
     pub fn false_positive_rate(self, load: f64) -> f64 {
         let miss = 1.0 - (-f64::from(self.bits())).exp2();

@@ -25,8 +25,9 @@
 //! is at most the sum of the tables' rates (a union bound, which needs no
 //! independence between tables). Each table's rate is bounded by its width at
 //! load 1 (`FingerprintBits::false_positive_rate(1.0)`, an upper bound at any
-//! load; computed by [`bound`] so that every platform agrees on it). Table i gets the shortest width whose bound is at most half of the
-//! budget the earlier tables left, `(r - spent) / 2`; so the bounds sum to less
+//! load; computed by [`bound`] so that every platform agrees on it). Table i
+//! gets the shortest width whose bound is at most half of the budget the
+//! earlier tables left, `(r - spent) / 2`; so the bounds sum to less
 //! than `r` however long the chain. When every bound were exactly half of what
 //! is left this is the geometric series `r·(1-q)·q^i` with `q = 1/2`; with only
 //! few widths, a table usually takes far less than its half and the rest stays
