@@ -92,18 +92,24 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
     if len < HUGE_PAGE_THRESHOLD {
         return;
     }
-    // madvise wants a page-aligned start; advise the whole pages inside the block.
+    // madvise wants a page-aligned start; advise the whole pages inside the
+    // block. Miri has no kernel to advise: the hint changes nothing it checks.
     const PAGE: usize = 4096;
-    let start = (ptr as usize).next_multiple_of(PAGE);
-    let end = (ptr as usize + len) & !(PAGE - 1);
-    if end <= start {
+    let addr = ptr.addr();
+    let start = addr.next_multiple_of(PAGE);
+    let end = (addr + len) & !(PAGE - 1);
+    if end <= start || cfg!(miri) {
         return;
     }
-    // SAFETY: `[start, end)` lies inside one live allocation owned by the caller,
-    // and MADV_HUGEPAGE changes only how the kernel backs those pages, never
-    // their contents. An error (no THP support) is deliberately ignored.
+    // The first whole page, as a pointer derived from `ptr` (with its
+    // provenance: no integer-to-pointer cast, so strict provenance holds).
+    let first = ptr.wrapping_add(start - addr);
+    // SAFETY: `[first, first + (end - start))` lies inside one live allocation
+    // owned by the caller, and MADV_HUGEPAGE changes only how the kernel backs
+    // those pages, never their contents. An error (no THP support) is
+    // deliberately ignored.
     unsafe {
-        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        libc::madvise(first.cast(), end - start, libc::MADV_HUGEPAGE);
     }
 }
 
