@@ -656,11 +656,9 @@ mod tests {
     }
 
     fn check_zero_lanes<W: Width>() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..100_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             // Zero out some lanes and plant 1s above them, the borrow trap.
             let sparse = x & (x >> 3) & (x >> 5);
             let planted = sparse & W::LOW.wrapping_mul(1);
@@ -675,13 +673,7 @@ mod tests {
     /// table asks about: whole words, one word only, and (for two buckets a
     /// word) either half of each.
     fn check_matches_in_either<W: Width>() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
         let halves = [W::HIGH & 0xffff_ffff, W::HIGH & !0xffff_ffff];
         let mut masks = vec![[W::HIGH, W::HIGH], [W::HIGH, 0], [0, W::HIGH], [0, 0]];
         for a in halves {

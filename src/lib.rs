@@ -99,6 +99,8 @@ mod sync;
 mod table;
 #[cfg(feature = "test-hooks")]
 pub mod test_hooks;
+#[cfg(test)]
+mod test_rng;
 
 #[doc = include_str!("../IMPLEMENTATION.md")]
 pub mod implementation {}

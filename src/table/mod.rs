@@ -704,13 +704,7 @@ mod tests {
     /// the largest table, with every kind of fingerprint.
     #[test]
     fn alternate_is_the_twin_reflection() {
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
         let mut sizes: Vec<u64> = (1..=64).map(|t| 2 * t).collect();
         sizes.extend([
             1 << 20,

@@ -372,13 +372,7 @@ mod tests {
         // often several steps away, and sometimes the first bucket of its
         // level. Up to four steps the search cannot hit MAX_NODES (2 + 8 +
         // ... + 512 = 682 buckets), so it must find a path exactly as short.
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
         let mut lengths = [0; MAX_DEPTH as usize + 1];
         for _ in 0..200 {
             // Every bucket full of random fingerprints but for a free slot in
