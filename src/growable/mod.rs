@@ -1093,23 +1093,17 @@ mod tests {
     #[test]
     fn nine_items_aimed_at_one_pair_do_not_grow_a_large_table() {
         let f = GrowableCuckooFilter::with_capacity(10_000);
+        // Nine fingerprints of bucket 7 with the alternate of the first.
         let bucket = 7;
-        let (hashes, alternates): (Vec<u64>, Vec<u64>) = f.with_tables(|tables| {
+        let aimed: Vec<u64> = f.with_tables(|tables| {
             let t = &tables[0];
+            let alternate = t.position(t.hash_for(bucket, 1)).i2;
             (1..=u32::from(u16::MAX))
                 .map(|fp| t.hash_for(bucket, fp))
-                .map(|h| (h, t.position(h).i2))
-                .unzip()
+                .filter(|&h| t.position(h).i2 == alternate)
+                .take(9)
+                .collect()
         });
-        // Nine fingerprints of bucket 7 with one alternate.
-        let alternate = alternates[0];
-        let aimed: Vec<u64> = hashes
-            .iter()
-            .zip(&alternates)
-            .filter(|&(_, &a)| a == alternate)
-            .map(|(&h, _)| h)
-            .take(9)
-            .collect();
         assert_eq!(aimed.len(), 9);
         for &h in &aimed[..8] {
             f.insert_hash(h).unwrap();
