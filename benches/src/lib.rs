@@ -1,7 +1,7 @@
 //! The code every benchmark figure comes from, shared by the criterion benches
 //! (`benches/`) and the examples (`examples/`): the filters under test behind
 //! one trait, the key streams, table filling, the single-thread kernels, the
-//! concurrent workload driver and the memory-limit kernel; and
+//! concurrent workload driver, the memory-limit and sharing-limit kernels; and
 //! [`bulk_insert_and_query`], the workload of the C++ reference's benchmark.
 //!
 //! Every implementation hashes keys with the same XXH3 (our default hasher),
@@ -17,6 +17,7 @@ mod fill;
 mod hasher;
 mod keys;
 mod memory_limit;
+mod sharing_limit;
 mod single;
 mod subjects;
 mod tables;
@@ -28,6 +29,7 @@ pub use keys::{fresh_key, key, miss_key, scale, splitmix};
 pub use memory_limit::{
     hash_block, ours_batched, ours_batched_items, ours_plain, MemKernel, BLOCK, GROUP,
 };
+pub use sharing_limit::SharingKernel;
 pub use single::{chunk_for, lookup_hits, lookup_misses, timed_inserts, timed_removes};
 pub use subjects::{prev_pow2, Alone, Atomic, Bloom, Mx, Ours, Rw, Subject};
 pub use tables::{capacity_for_bytes, capacity_for_mib, filter_with, Size, Tables};

@@ -4,7 +4,7 @@
 use super::*;
 use plotters::prelude::*;
 
-const IMPLS: [(&str, RGBColor); 7] = [
+const IMPLS: [(&str, RGBColor); 8] = [
     (OURS, RGBColor(214, 39, 40)),
     ("atomic-cuckoo-filter", RGBColor(31, 119, 180)),
     ("cuckoofilter", RGBColor(44, 160, 44)),
@@ -12,6 +12,7 @@ const IMPLS: [(&str, RGBColor); 7] = [
     ("Mutex<cuckoofilter>", RGBColor(148, 103, 189)),
     ("fastbloom AtomicBloomFilter", RGBColor(255, 127, 14)),
     (KERNEL, RGBColor(90, 90, 90)),
+    (SharingKernel::NAME, RGBColor(150, 150, 150)),
 ];
 
 fn color(name: &str) -> RGBColor {

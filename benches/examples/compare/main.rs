@@ -33,6 +33,11 @@
 //! - the memory limit: two independent random 8-byte reads per query from an
 //!   array the size of our big table, plain and in groups of 16 prefetched
 //!   three groups ahead;
+//! - the sharing limit: the concurrent mixes on the small table's size, run
+//!   by the same driver on an array whose operations only read two random
+//!   words and, for a write, swap one by CAS: what two cores writing lines
+//!   they both read cost the machine itself, whatever the table; the
+//!   two-thread targets say what it leaves possible for ours;
 //! - the layouts section: every fingerprint width on one thread, on a 256 KiB
 //!   and a 64 MiB table each, beside 16-bit (see `layouts.rs`);
 //! - the bulk section: the workload of the C++ reference's
@@ -369,6 +374,17 @@ fn run_size(cfg: &Config, size: Size, res: &mut Results, progress: &Progress, ru
     if size == Size::Big {
         memory_limit(&mut ctx, &ours.0);
     }
+    if size == Size::Small {
+        // What two cores writing one table of this size cost the machine
+        // itself: the bound on our two-thread scaling (see `targets`).
+        let kernel = SharingKernel::new(ours.bytes(), slots);
+        ctx.concurrent(
+            &kernel,
+            SharingKernel::NAME,
+            items_at(slots, 0.9),
+            &Mix::ALL,
+        );
+    }
     drop(ours);
 
     let atomic = Atomic::new(slots);
@@ -563,6 +579,26 @@ fn table(res: &Results) -> String {
     s
 }
 
+/// What the sharing limit says of our two-thread figure: its own ratio, the
+/// time per operation that the second thread adds to each thread's
+/// operations, and our ratio if ours added no more than that (each thread's
+/// operations as long as our one-thread ones plus the kernel's addition).
+fn sharing_bound(one: f64, two: f64, k1: f64, k2: f64) -> String {
+    let ns = |ops: f64, threads: f64| 1e9 * threads / ops;
+    let added = ns(k2, 2.0) - ns(k1, 1.0);
+    format!(
+        "; ours {:.1} -> {:.1} ns per operation per thread; the sharing limit {:.2}×, \
+         {:.1} -> {:.1} ns (+{:.1}); our one-thread time plus that: {:.2}×",
+        ns(one, 1.0),
+        ns(two, 2.0),
+        k2 / k1,
+        ns(k1, 1.0),
+        ns(k2, 2.0),
+        added,
+        2.0 * ns(one, 1.0) / (ns(one, 1.0) + added.max(0.0))
+    )
+}
+
 fn targets(res: &Results, threads: &[usize]) -> Vec<String> {
     let mut v = Vec::new();
     let mark = |ok: bool| if ok { "met" } else { "NOT met" };
@@ -590,12 +626,19 @@ fn targets(res: &Results, threads: &[usize]) -> Vec<String> {
                 res.get(Size::Small, k(1), OURS),
                 res.get(Size::Small, k(2), OURS),
             ) {
-                v.push(format!(
+                let mut line = format!(
                     "small, {}: 2 threads / 1 thread = {:.2}× (target ≥ 1.8: {})",
                     mix.name(),
                     two / one,
                     mark(two / one >= 1.8)
-                ));
+                );
+                if let (Some(k1), Some(k2)) = (
+                    res.get(Size::Small, k(1), SharingKernel::NAME),
+                    res.get(Size::Small, k(2), SharingKernel::NAME),
+                ) {
+                    line.push_str(&sharing_bound(one, two, k1, k2));
+                }
+                v.push(line);
             }
         }
     }
