@@ -67,6 +67,15 @@
 //! 0.55-0.62 batched, inserts 0.88-1.28. With another job on the other core
 //! the plain figures of both filters spread further (the sized filter's
 //! misses at 25-64 M/s even as the best of five).
+//!
+//! Tenth session, on a 2-core Intel Xeon VM (the AMD EPYC one above no
+//! longer), three runs: misses 12.3-13.3 M/s against the sized filter's
+//! 72-75 (0.17-0.18), batched misses 33-34 against 121-123 (0.27-0.28),
+//! present keys 0.64-0.66 one at a time and 0.89-0.92 batched, inserts
+//! 1.00-1.01. The sized filter waits on memory longer here, so the ratios are
+//! higher; the chain's cost is the same seven probes. Prefetching every
+//! table's buckets before probing any was slower here too (misses 11.2-12.1
+//! against 12.9-14.2, present keys 19-21 against 47-49).
 
 use std::hint::black_box;
 use std::time::Instant;

@@ -1,7 +1,7 @@
 //! The bulk section: the workload of the C++ reference's
 //! `benchmarks/bulk-insert-and-query.cc` (efficient/cuckoofilter), run for
 //! this crate exactly as `examples/bulk_insert_and_query` runs it, beside the
-//! C++ figures measured on the CI-type machine (quoted: no C++ is built here).
+//! C++ figures measured on the CI-type machines (quoted: no C++ is built here).
 
 use benchmarks::bulk_insert_and_query::{run as run_workload, Report};
 use lockfree_cuckoo_filter::FingerprintBits;
@@ -32,13 +32,21 @@ pub fn run(quick: bool, progress: &Progress) -> Vec<Report> {
         .collect()
 }
 
-/// The C++ reference on the same workload, measured on the CI-type machine.
+/// The C++ reference on the same workload, measured on the CI-type machines.
 const CPP: &str = "\
-The C++ reference on the same machine type (2-core AMD EPYC VM), built with
-`-O3 -march=native` from efficient/cuckoofilter, `bulk-insert-and-query.exe N`,
-one run each, measured 2026-11-23 right after the run of `compare` that
-wrote docs/compare.md (million operations per second; lookups at 0 / 25 / 50
-/ 75 / 100 % present):
+The C++ reference, built with `-O3 -march=native` from efficient/cuckoofilter,
+`bulk-insert-and-query.exe N`, one run each, right after the run of `compare`
+that wrote docs/compare.md (million operations per second; lookups at 0 / 25
+/ 50 / 75 / 100 % present). On the machine of run G (2026-11-23, 2-core Intel
+Xeon VM):
+
+| C++ | adds | 0 % | 25 % | 50 % | 75 % | 100 % |
+|---|--:|--:|--:|--:|--:|--:|
+| Cuckoo16, 1 M | 25.27 | 147 | 148 | 148 | 148 | 146 |
+| Cuckoo8, 1 M | 27.08 | 262 | 258 | 262 | 259 | 264 |
+| Cuckoo16, 30 M | 10.94 | 38.7 | 37.7 | 38.4 | 37.9 | 36.0 |
+
+On the machine of runs A to F (2026-11-23, run F, 2-core AMD EPYC VM):
 
 | C++ | adds | 0 % | 25 % | 50 % | 75 % | 100 % |
 |---|--:|--:|--:|--:|--:|--:|
