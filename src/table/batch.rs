@@ -11,12 +11,14 @@ pub(crate) const GROUP: usize = 16;
 /// The positions of up to [`GROUP`] lookups, field by field.
 ///
 /// Each field starts on a cache line. [`Table::locate`] writes them with
-/// vector stores (16 or 32 bytes), and with the alignment of a `u64` a third
-/// to a half of those stores crossed a line, where an Intel core splits
-/// them in two; where the ring landed in the stack frame depended on how the
-/// code was partitioned into codegen units. On a 2-core Xeon (Emerald
-/// Rapids), 1 M items, 16 bits, `target-cpu=native` and LTO: 144 to 166 M/s
-/// with 16 codegen units and 190 to 197 with one, both 181 to 199 aligned.
+/// vector stores (16 or 32 bytes); with only the alignment of a `u64`, up to
+/// three in eight of those stores could cross a line, each then a second
+/// cache access, and how many did depended on where the ring landed in the
+/// stack frame, which changed with how the code was split into codegen
+/// units. On a 2-core Xeon (Emerald Rapids), 1 M items, 16 bits,
+/// `target-cpu=native` and LTO, `contains_batch` ran at 144 to 166 M/s with
+/// the default 16 codegen units and 190 to 197 with one; aligned, 181 to 199
+/// with 16.
 #[repr(C, align(64))]
 struct Group {
     i1: [u64; GROUP],
