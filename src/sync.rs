@@ -7,9 +7,9 @@
 //! the manner of crossbeam's `primitive` shim and sharded-slab's `sync.rs`).
 
 #[cfg(lockfree_cuckoo_filter_loom)]
-pub(crate) use loom::sync::atomic::{AtomicIsize, AtomicPtr, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 #[cfg(not(lockfree_cuckoo_filter_loom))]
-pub(crate) use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 /// A pointer to an immutable value, replaced by compare-and-swap and read
 /// without pinning (the growable filter's chain of tables).

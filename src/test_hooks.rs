@@ -74,3 +74,36 @@ impl<S> TableHooks for CuckooFilter<S> {
             .count()
     }
 }
+
+/// The item count's owned-shard indices (the crate keeps one set per
+/// process), as a value of its own, for the loom model of how an index, and
+/// the count in its shard, passes from one thread to the next.
+///
+/// ```
+/// use lockfree_cuckoo_filter::test_hooks::ShardSlots;
+///
+/// let slots = ShardSlots::new(1);
+/// assert_eq!(slots.take(), Some(0));
+/// assert_eq!(slots.take(), None);
+/// slots.give_back(0);
+/// assert_eq!(slots.take(), Some(0));
+/// ```
+pub struct ShardSlots(crate::table::count::ShardSlots);
+
+impl ShardSlots {
+    /// `n` free indices, `0..n` (`n` at most the bits of a `usize`).
+    pub fn new(n: usize) -> Self {
+        Self(crate::table::count::ShardSlots::new(n))
+    }
+
+    /// A free index, now held by the caller (Acquire), or `None` if all are
+    /// held.
+    pub fn take(&self) -> Option<usize> {
+        self.0.take()
+    }
+
+    /// Hands back index `k`, held by the caller (Release).
+    pub fn give_back(&self, k: usize) {
+        self.0.give_back(k)
+    }
+}

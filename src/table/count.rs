@@ -2,22 +2,25 @@
 //! different cores do not fight over one cache line, and so that a thread
 //! counting alone pays no atomic read-modify-write.
 
+#[cfg(not(lockfree_cuckoo_filter_loom))]
 use std::cell::Cell;
 
-use crate::sync::{AtomicIsize, Ordering};
+use crate::sync::{AtomicIsize, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 
-/// Shards that each belong to one thread, which changes its shard by a plain
-/// load and store (no `lock`ed instruction on x86). Under loom every thread
-/// uses the shared shards: loom's threads are not the operating system's, so
-/// a thread-local slot would not tell them apart.
+/// Shards that each belong to one thread at a time, which changes its shard
+/// by a plain load and store (no `lock`ed instruction on x86). Under loom
+/// every thread uses the shared shards: loom's threads are not the operating
+/// system's, so a thread-local slot would not tell them apart. (The hand-over
+/// of an owned shard from one thread to the next, [`ShardSlots`], has a loom
+/// model of its own: loom-tests/tests/count.rs.)
 const OWNED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
     0
 } else {
     12
 };
 
-/// Shards for the threads beyond the first [`OWNED`], changed by atomic
+/// Shards for threads that hold no owned shard, changed by atomic
 /// read-modify-writes, spread by the item's first bucket. With [`OWNED`],
 /// 16 padded shards (2 KiB), as many as before the owned ones existed, so a
 /// table's fixed overhead is unchanged.
@@ -29,12 +32,16 @@ const SHARED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
 
 /// Successful inserts minus successful removes, spread over padded shards.
 ///
-/// The first [`OWNED`] threads of the process that count anything get a shard
-/// each, in every table: thread `k` alone writes owned shard `k`, so its update
-/// is a load and a store, and the shard always holds the net count of that
-/// thread's operations. Every later thread counts into a shared shard chosen by
-/// the item's first bucket, by `fetch_add`. A count is never lost: each owned
-/// shard has one writer, and the shared ones are only changed atomically.
+/// Up to [`OWNED`] live threads of the process hold an owned shard each, the
+/// same index in every table: while thread `t` holds index `k`, it alone
+/// writes owned shard `k`, so its update is a load and a store. A thread
+/// takes an index when it first counts, from [`SLOTS`], and hands it back
+/// when it exits; the next thread to take it continues the shard's count
+/// (see [`ShardSlots`] for why it sees the count it continues). A thread
+/// that finds no index free counts into a shared shard chosen by the item's
+/// first bucket, by `fetch_add`, and tries again for an index on its next
+/// count. A count is never lost: each owned shard has one writer at a time,
+/// and the shared ones are only changed atomically.
 ///
 /// Relaxed: the count is exact once no operation is in flight, because
 /// whatever made the operations "finished" (a join, a channel, a lock in the
@@ -44,43 +51,147 @@ const SHARED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
 /// The owned path is what makes an uncontended insert cheap: its CAS is the
 /// only `lock`ed instruction left, where a `fetch_add` on the count would be a
 /// second full barrier on every insert and remove (about 12 % of an insert
-/// into a table in L3). Loom cannot check it (see [`OWNED`]); the test
-/// `owned_and_shared_shards_lose_no_count` fails if two threads ever share an
-/// owned shard (checked by giving every thread shard 0).
+/// into a table in L3). Loom cannot check the thread-local part (see
+/// [`OWNED`]); the test `owned_and_shared_shards_lose_no_count` fails if two
+/// threads ever share an owned shard (checked by giving every thread shard
+/// 0), and `threads_that_come_and_go_lose_no_count` runs thread after thread
+/// through the hand-over.
 pub(crate) struct ItemCount {
     owned: Box<[CachePadded<AtomicIsize>]>,
     shared: Box<[CachePadded<AtomicIsize>]>,
 }
 
-thread_local! {
-    /// This thread's number for [`owned_slot`]: `usize::MAX` until it counts
-    /// something, then its shard, or [`OWNED`] for a thread beyond them.
-    static SLOT: Cell<usize> = const { Cell::new(usize::MAX) };
+/// Which owned-shard indices no live thread holds: bit `k` is set while
+/// index `k` is free. Taken and handed back by compare-and-swap and
+/// `fetch_or`, so no thread waits for another: a take retries only when
+/// another thread took or handed back an index meanwhile.
+///
+/// **The hand-over.** Owned shards are written with Relaxed loads and stores,
+/// so what orders a shard's writes by its old holder before those by its next
+/// one is this bitmap: the old holder hands its index back with a Release
+/// `fetch_or` after its last write, and the next holder takes it with an
+/// Acquire CAS that reads that `fetch_or`'s value or a later one (a later
+/// value is written by read-modify-writes, which continue the release
+/// sequence). So the next holder's first load of the shard sees the old
+/// holder's last store, in every table, and continues its count. The loom
+/// model `a_shard_handed_back_is_seen_by_its_next_owner` fails with either
+/// side Relaxed.
+pub(crate) struct ShardSlots {
+    free: AtomicUsize,
 }
 
-/// This thread's owned shard, or `None` for a thread beyond the first
-/// [`OWNED`] (and always under loom).
+impl ShardSlots {
+    /// `n` free indices, `0..n` (`n` at most the bits of a `usize`).
+    #[cfg_attr(not(any(test, feature = "test-hooks")), allow(dead_code))]
+    pub(crate) fn new(n: usize) -> Self {
+        Self {
+            free: AtomicUsize::new(all_free(n)),
+        }
+    }
+
+    /// A free index, now held by the caller, or `None` if every index is
+    /// held.
+    pub(crate) fn take(&self) -> Option<usize> {
+        let mut free = self.free.load(Ordering::Relaxed);
+        loop {
+            if free == 0 {
+                return None;
+            }
+            let k = free.trailing_zeros() as usize;
+            // Acquire: see the type's documentation, "the hand-over".
+            match self.free.compare_exchange_weak(
+                free,
+                free & !(1 << k),
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(k),
+                Err(now) => free = now,
+            }
+        }
+    }
+
+    /// Hands back index `k`, held by the caller, after its last write to the
+    /// shards of that index.
+    pub(crate) fn give_back(&self, k: usize) {
+        // Release: see the type's documentation, "the hand-over".
+        self.free.fetch_or(1 << k, Ordering::Release);
+    }
+}
+
+/// The bitmap with indices `0..n` free.
+const fn all_free(n: usize) -> usize {
+    if n >= usize::BITS as usize {
+        usize::MAX
+    } else {
+        (1 << n) - 1
+    }
+}
+
+/// The process's owned-shard indices, shared by every table.
+#[cfg(not(lockfree_cuckoo_filter_loom))]
+static SLOTS: ShardSlots = ShardSlots {
+    free: AtomicUsize::new(all_free(OWNED)),
+};
+
+/// A thread's owned-shard index: [`NOT_HELD`] until it first counts, or
+/// while every index is held by other threads. Handed back when the thread
+/// exits.
+#[cfg(not(lockfree_cuckoo_filter_loom))]
+struct Holder(Cell<usize>);
+
+/// A [`Holder`] holding no index.
+#[cfg(not(lockfree_cuckoo_filter_loom))]
+const NOT_HELD: usize = usize::MAX;
+
+#[cfg(not(lockfree_cuckoo_filter_loom))]
+impl Drop for Holder {
+    fn drop(&mut self) {
+        if self.0.get() < OWNED {
+            SLOTS.give_back(self.0.get());
+        }
+    }
+}
+
+#[cfg(not(lockfree_cuckoo_filter_loom))]
+thread_local! {
+    /// This thread's owned-shard index (see [`Holder`]).
+    static HOLDER: Holder = const { Holder(Cell::new(NOT_HELD)) };
+}
+
+/// This thread's owned shard, or `None` if it holds none: every index is
+/// held by other threads (or, under loom, there are none), or the thread is
+/// exiting and its index already handed back.
 #[inline(always)]
 fn owned_slot() -> Option<usize> {
     if OWNED == 0 {
         return None;
     }
-    // A plain std atomic: it hands out thread numbers, and is not part of
-    // the table's protocol (so not one of `crate::sync`'s loom atomics).
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let slot = SLOT.with(|s| {
-        let mut slot = s.get();
-        if slot == usize::MAX {
-            // Numbers are never reused: an exited thread's shard keeps its
-            // count and gets no new writer.
-            slot = NEXT
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-                .min(OWNED);
-            s.set(slot);
-        }
-        slot
-    });
-    (slot < OWNED).then_some(slot)
+    #[cfg(not(lockfree_cuckoo_filter_loom))]
+    {
+        HOLDER
+            .try_with(|h| {
+                let mut k = h.0.get();
+                if k == NOT_HELD {
+                    k = take_slot()?;
+                    h.0.set(k);
+                }
+                Some(k)
+            })
+            .ok()
+            .flatten()
+    }
+    #[cfg(lockfree_cuckoo_filter_loom)]
+    None
+}
+
+/// [`ShardSlots::take`] on the process's indices, out of line: a thread takes
+/// one once, or on every count while all are held.
+#[cfg(not(lockfree_cuckoo_filter_loom))]
+#[cold]
+#[inline(never)]
+fn take_slot() -> Option<usize> {
+    SLOTS.take()
 }
 
 impl ItemCount {
@@ -99,7 +210,14 @@ impl ItemCount {
     /// Adds `delta` (negative for removes) to this thread's shard.
     #[inline(always)]
     fn change(&self, key: u64, delta: isize) {
-        match owned_slot() {
+        self.change_as(owned_slot(), key, delta);
+    }
+
+    /// [`Self::change`] by the holder of owned shard `slot`, or into a
+    /// shared shard if `None`.
+    #[inline(always)]
+    fn change_as(&self, slot: Option<usize>, key: u64, delta: isize) {
+        match slot {
             Some(slot) => {
                 // This thread is the shard's only writer (see the type's
                 // documentation): no update can fall between the two.
@@ -201,17 +319,14 @@ mod tests {
 
     #[test]
     fn owned_and_shared_shards_lose_no_count() {
-        // More threads than owned shards: some count by load and store into
-        // their own shard, the rest by `fetch_add` into the shared ones. All
-        // start together, so that two writers of one shard (the bug this
-        // catches) would overlap and lose counts.
-        //
-        // The process hands out owned shards once, to its first threads that
-        // count (`NEXT`), and under `cargo test` earlier tests' threads have
-        // taken them all. So each thread here takes its number itself, as
-        // `owned_slot` would have given it in a fresh process: thread `t`
-        // owns shard `t`, those beyond share. (Numbering every thread 0, the
-        // bug, loses counts and fails the sum.)
+        // More threads than owned shards: thread `t` holds shard `t`, as if
+        // it had taken it, and those beyond hold none and share. All start
+        // together, so that two writers of one shard (the bug this catches)
+        // would overlap and lose counts. (The indices are given here, not
+        // taken from the process's, which other tests' threads hold some of:
+        // this test is of the shards, `threads_that_come_and_go_lose_no_count`
+        // of the taking. Giving every thread shard 0, the bug, loses counts
+        // and fails the sum.)
         let c = ItemCount::new();
         let threads = 2 * OWNED + 3;
         let rounds = 100_000;
@@ -220,21 +335,64 @@ mod tests {
             for t in 0..threads as u64 {
                 let (c, start) = (&c, &start);
                 s.spawn(move || {
-                    let slot = (t as usize).min(OWNED);
-                    SLOT.with(|s| s.set(slot));
-                    assert_eq!(owned_slot(), (slot < OWNED).then_some(slot));
+                    let slot = (t < OWNED as u64).then_some(t as usize);
                     start.wait();
                     for key in 0..rounds {
-                        c.increment(key ^ t);
+                        c.change_as(slot, key ^ t, 1);
                         if key % 4 == 0 {
-                            c.decrement(key);
+                            c.change_as(slot, key, -1);
                         }
                     }
-                    c.add(t, 10);
-                    c.sub(t, 5);
+                    c.change_as(slot, t, 10);
+                    c.change_as(slot, t, -5);
                 });
             }
         });
         assert_eq!(c.get(), threads * (rounds as usize * 3 / 4 + 5));
+    }
+
+    #[test]
+    fn threads_that_come_and_go_lose_no_count() {
+        // Waves of threads, each thread counting through `owned_slot` (taking
+        // an index of the process's when one is free, handing it back as it
+        // exits), more threads per wave than indices: every index changes
+        // hands many times, and a thread still writing a shard whose index
+        // another had taken (the bug this catches) would lose counts.
+        let c = ItemCount::new();
+        let (waves, per_wave, rounds) = (20, OWNED + 4, 20_000u64);
+        for wave in 0..waves {
+            std::thread::scope(|s| {
+                for t in 0..per_wave as u64 {
+                    let c = &c;
+                    s.spawn(move || {
+                        for key in 0..rounds {
+                            c.increment(key ^ t ^ wave);
+                            if key % 4 == 0 {
+                                c.decrement(key);
+                            }
+                        }
+                    });
+                }
+            });
+        }
+        assert_eq!(c.get(), waves as usize * per_wave * rounds as usize * 3 / 4);
+    }
+
+    #[test]
+    fn shard_slots_are_taken_lowest_first_and_handed_back() {
+        let slots = ShardSlots::new(3);
+        assert_eq!(
+            [slots.take(), slots.take(), slots.take()],
+            [Some(0), Some(1), Some(2)]
+        );
+        assert_eq!(slots.take(), None);
+        slots.give_back(1);
+        assert_eq!(slots.take(), Some(1));
+        assert_eq!(slots.take(), None);
+        assert_eq!(all_free(usize::BITS as usize), usize::MAX);
+        assert_eq!(all_free(0), 0);
+        let all = ShardSlots::new(usize::BITS as usize);
+        assert!((0..usize::BITS as usize).all(|k| all.take() == Some(k)));
+        assert_eq!(all.take(), None);
     }
 }

@@ -26,7 +26,7 @@
 mod any;
 mod batch;
 mod clear;
-mod count;
+pub(crate) mod count;
 mod insert;
 mod memory;
 mod path;
