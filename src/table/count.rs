@@ -2,9 +2,6 @@
 //! different cores do not fight over one cache line, and so that a thread
 //! counting alone pays no atomic read-modify-write.
 
-#[cfg(not(lockfree_cuckoo_filter_loom))]
-use std::cell::Cell;
-
 use crate::sync::{AtomicIsize, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 
@@ -35,7 +32,7 @@ const SHARED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
 /// Up to [`OWNED`] live threads of the process hold an owned shard each, the
 /// same index in every table: while thread `t` holds index `k`, it alone
 /// writes owned shard `k`, so its update is a load and a store. A thread
-/// takes an index when it first counts, from [`SLOTS`], and hands it back
+/// takes an index when it first counts, from the process's [`ShardSlots`], and hands it back
 /// when it exits; the next thread to take it continues the shard's count
 /// (see [`ShardSlots`] for why it sees the count it continues). A thread
 /// that finds no index free counts into a shared shard chosen by the item's
@@ -128,47 +125,57 @@ const fn all_free(n: usize) -> usize {
     }
 }
 
-/// The process's owned-shard indices, shared by every table.
-#[cfg(not(lockfree_cuckoo_filter_loom))]
-static SLOTS: ShardSlots = ShardSlots {
-    free: AtomicUsize::new(all_free(OWNED)),
-};
-
-/// A thread's owned-shard index: [`NOT_HELD`] until it first counts, or
-/// while every index is held by other threads. Handed back when the thread
-/// exits.
-#[cfg(not(lockfree_cuckoo_filter_loom))]
-struct Holder(Cell<usize>);
-
-/// A [`Holder`] holding no index.
-#[cfg(not(lockfree_cuckoo_filter_loom))]
-const NOT_HELD: usize = usize::MAX;
-
-#[cfg(not(lockfree_cuckoo_filter_loom))]
-impl Drop for Holder {
-    fn drop(&mut self) {
-        if self.0.get() < OWNED {
-            SLOTS.give_back(self.0.get());
-        }
-    }
-}
-
-#[cfg(not(lockfree_cuckoo_filter_loom))]
-thread_local! {
-    /// This thread's owned-shard index (see [`Holder`]).
-    static HOLDER: Holder = const { Holder(Cell::new(NOT_HELD)) };
-}
-
-/// This thread's owned shard, or `None` if it holds none: every index is
-/// held by other threads (or, under loom, there are none), or the thread is
-/// exiting and its index already handed back.
+/// This thread's owned shard, or `None`: under loom there are none (see
+/// [`OWNED`]).
+#[cfg(lockfree_cuckoo_filter_loom)]
 #[inline(always)]
 fn owned_slot() -> Option<usize> {
-    if OWNED == 0 {
-        return None;
+    None
+}
+
+#[cfg(not(lockfree_cuckoo_filter_loom))]
+use holder::owned_slot;
+
+/// Which owned shard this thread holds: the process's indices and the
+/// thread-local that takes one and hands it back.
+#[cfg(not(lockfree_cuckoo_filter_loom))]
+mod holder {
+    use std::cell::Cell;
+
+    use super::{all_free, ShardSlots, OWNED};
+    use crate::sync::AtomicUsize;
+
+    /// The process's owned-shard indices, shared by every table.
+    static SLOTS: ShardSlots = ShardSlots {
+        free: AtomicUsize::new(all_free(OWNED)),
+    };
+
+    /// A thread's owned-shard index: [`NOT_HELD`] until it first counts, or
+    /// while every index is held by other threads. Handed back when the
+    /// thread exits.
+    struct Holder(Cell<usize>);
+
+    /// A [`Holder`] holding no index.
+    const NOT_HELD: usize = usize::MAX;
+
+    impl Drop for Holder {
+        fn drop(&mut self) {
+            if self.0.get() != NOT_HELD {
+                SLOTS.give_back(self.0.get());
+            }
+        }
     }
-    #[cfg(not(lockfree_cuckoo_filter_loom))]
-    {
+
+    thread_local! {
+        /// This thread's owned-shard index (see [`Holder`]).
+        static HOLDER: Holder = const { Holder(Cell::new(NOT_HELD)) };
+    }
+
+    /// This thread's owned shard, or `None` if it holds none: every index
+    /// is held by other threads, or the thread is exiting and its index
+    /// already handed back.
+    #[inline(always)]
+    pub(super) fn owned_slot() -> Option<usize> {
         HOLDER
             .try_with(|h| {
                 let mut k = h.0.get();
@@ -181,17 +188,14 @@ fn owned_slot() -> Option<usize> {
             .ok()
             .flatten()
     }
-    #[cfg(lockfree_cuckoo_filter_loom)]
-    None
-}
 
-/// [`ShardSlots::take`] on the process's indices, out of line: a thread takes
-/// one once, or on every count while all are held.
-#[cfg(not(lockfree_cuckoo_filter_loom))]
-#[cold]
-#[inline(never)]
-fn take_slot() -> Option<usize> {
-    SLOTS.take()
+    /// [`ShardSlots::take`] on the process's indices, out of line: a thread
+    /// takes one once, or on every count while all are held.
+    #[cold]
+    #[inline(never)]
+    fn take_slot() -> Option<usize> {
+        SLOTS.take()
+    }
 }
 
 impl ItemCount {
