@@ -1,63 +1,50 @@
-//! What the item count costs a thread that starts after others have come and
-//! gone: thirteen short-lived threads insert one item each (one more than the
-//! count's owned shards), then two threads insert and remove fresh keys on a
-//! shared small table for three half-second rounds.
+//! What the item count costs threads that start after others have come and
+//! gone: thirteen short-lived threads each insert and remove one item (one
+//! thread more than the count has owned shards), then two threads run an
+//! insert/remove mix (0/50/50, the concurrent driver of `compare`) on a
+//! small table at half load, three half-second rounds.
 //!
 //! ```text
 //! cargo run --release -p benchmarks --example thread_churn
 //! ```
 //!
-//! Until the owned shards were handed back at thread exit, the thirteen had
-//! taken them all for good, and the two workers counted every insert and
-//! remove by `fetch_add` into shared shards. On the 2-core Xeon VM
-//! (2026-11-23, native + LTO, two runs each): 26.9 to 27.4 M operations/s
-//! before, 40.1 to 41.0 after.
+//! Until the owned shards were handed back at thread exit, the thirteen took
+//! them all for good, and the two workers counted every insert and remove by
+//! `fetch_add` into shared shards. On the 2-core Xeon VM (2026-11-24, built
+//! with native and LTO, four runs each, interleaved): 24.2 to 25.8 M
+//! operations/s before (11 of 12 rounds; the first round of the first run
+//! 47.6), 44.1 to 45.2 after.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use lockfree_cuckoo_filter::CuckooFilter;
+use benchmarks::{fill, fresh_key, items_at, run_concurrent, Mix, Ours, RunLength, Subject};
 
 fn main() {
-    let f = CuckooFilter::with_capacity(65536);
-    for i in 0..50_000u64 {
-        f.insert(&i).expect("half the table");
-    }
-    for t in 0..13u64 {
+    let ours = Ours::new(65536);
+    let n = items_at(ours.slots(), 0.5);
+    fill(&ours, 0, n, 1);
+    for t in 0..13 {
         std::thread::scope(|s| {
-            s.spawn(|| f.insert(&(1_000_000 + t)).expect("room"));
+            s.spawn(|| {
+                assert!(ours.insert(fresh_key(t)), "room at half load");
+                assert!(ours.remove(fresh_key(t)));
+            });
         });
     }
-    for round in 0..3u64 {
-        let stop = AtomicBool::new(false);
-        let start = Instant::now();
-        let ops: u64 = std::thread::scope(|s| {
-            let workers: Vec<_> = (0..2u64)
-                .map(|t| {
-                    let (f, stop) = (&f, &stop);
-                    s.spawn(move || {
-                        let base = (t + 2) << 40 | round << 36;
-                        let mut n = 0u64;
-                        while !stop.load(Ordering::Relaxed) {
-                            for k in base + n..base + n + 64 {
-                                f.insert(&k).expect("room");
-                                f.remove(&k);
-                            }
-                            n += 64;
-                        }
-                        2 * n
-                    })
-                })
-                .collect();
-            std::thread::sleep(Duration::from_millis(500));
-            stop.store(true, Ordering::Relaxed);
-            workers.into_iter().map(|w| w.join().unwrap()).sum()
-        });
-        let rate = ops as f64 / start.elapsed().as_secs_f64() / 1e6;
+    let churn = Mix {
+        lookup: 0,
+        insert: 50,
+        remove: 50,
+    };
+    for round in 0..3 {
+        let length = RunLength::Time(Duration::from_millis(500));
+        let (ops, secs) = run_concurrent(&ours, n, 2, churn, round, length);
         println!(
-            "round {round}: {rate:.1} M operations/s on 2 threads, len {}",
-            f.len()
+            "round {round}: {:.1} M operations/s on 2 threads, len {}",
+            ops as f64 / secs / 1e6,
+            ours.0.len()
         );
-        assert_eq!(f.len(), 50_013, "the count drifted");
+        // The driver puts the initial keys back after each run.
+        assert_eq!(ours.0.len() as u64, n, "the count drifted");
     }
 }
