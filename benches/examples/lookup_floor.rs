@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --release -p benchmarks --example lookup_floor                      # 1 M keys
 //! cargo run --release -p benchmarks --example lookup_floor -- --items 30000000
+//! cargo run --release -p benchmarks --example lookup_floor -- --chain         # 4 M keys, chains
 //! ```
 //!
 //! The rungs, each monomorphic (one width, no dispatch) and each with a table
@@ -39,6 +40,17 @@
 //! of lookups per second, the best of five passes summing the answers. The
 //! loops are models: they are single-threaded and their inserts are plain
 //! stores, so only the lookups mean anything.
+//!
+//! With `--chain` (items default 4 M), the floor of a growable filter's miss
+//! instead: rung 5's lookup, the hash computed once, asked of every table of
+//! a chain, newest first, as `GrowableCuckooFilter::contains` does. The
+//! chain's first table is sized for 1000 items and each next one has four
+//! times its buckets, up to the first that holds the items (seven tables at
+//! 4 M); each table is filled to its size. Rows drop tables from the chain,
+//! to show what each costs: the smallest tables fit in the caches and cost
+//! instructions, the largest cost cache misses. Each row gives misses per
+//! second (0 % present, the bulk workload's list) and that as a share of one
+//! table sized for all the items.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -52,7 +64,7 @@ use lockfree_cuckoo_filter::FingerprintBits;
 #[repr(align(128))]
 struct Padded(AtomicU64);
 
-const USAGE: &str = "usage: lookup_floor [--items N]";
+const USAGE: &str = "usage: lookup_floor [--items N] [--chain]";
 
 const PASSES: usize = 5;
 
@@ -213,7 +225,12 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
 
     #[inline(always)]
     fn position(&self, key: u64) -> Pos {
-        let h = self.hash.of(key);
+        self.position_of_hash(self.hash.of(key))
+    }
+
+    /// [`Self::position`] of a key whose hash is `h`.
+    #[inline(always)]
+    fn position_of_hash(&self, h: u64) -> Pos {
         let (i1, fp) = if POW2 {
             // The reference's: bucket from the high half, tag the low 16 bits
             // (0 made 1).
@@ -360,13 +377,22 @@ fn rung<H: KeyHash, const POW2: bool>(
     println!("| {name} | {row} |");
 }
 
-fn parse_args() -> Result<usize, lexopt::Error> {
+struct Args {
+    items: Option<usize>,
+    chain: bool,
+}
+
+fn parse_args() -> Result<Args, lexopt::Error> {
     use lexopt::prelude::*;
-    let mut items = 1_000_000;
+    let mut args = Args {
+        items: None,
+        chain: false,
+    };
     let mut parser = lexopt::Parser::from_env();
     while let Some(arg) = parser.next()? {
         match arg {
-            Long("items") => items = parser.value()?.parse()?,
+            Long("items") => args.items = Some(parser.value()?.parse()?),
+            Long("chain") => args.chain = true,
             Short('h') | Long("help") => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -374,17 +400,104 @@ fn parse_args() -> Result<usize, lexopt::Error> {
             _ => return Err(arg.unexpected()),
         }
     }
-    if items < 4 {
+    if args.items.is_some_and(|n| n < 4) {
         return Err("--items must be at least 4".into());
     }
-    Ok(items)
+    Ok(args)
+}
+
+/// Items in the first table of a `--chain` run, as a growable filter built
+/// with `with_capacity(1000)`.
+const CHAIN_FIRST: usize = 1000;
+
+/// Whether any of `tables` (oldest first) holds the item of hash `h`: rung 5's
+/// validated lookup in each, newest first, stopping at the first hit.
+#[inline(always)]
+fn chain_holds(tables: &[&Model<Xxh3, false>], h: u64) -> bool {
+    tables
+        .iter()
+        .rev()
+        .any(|t| t.look_validated(t.position_of_hash(h)))
+}
+
+/// The `--chain` run: misses of one table sized for `items`, then of chains
+/// grown to `items`, whole and without some of their tables.
+fn chains(items: usize, rng: &mut u64) {
+    let xxh3 = Xxh3 {
+        seed: xorshift(rng),
+    };
+    let keys = added_keys(items);
+    let misses = query_list(&keys, 0, QUERIES, 0);
+    // Table sizes as growth makes them: four times the buckets each time,
+    // until one holds the items.
+    let mut sizes = vec![CHAIN_FIRST];
+    while sizes[sizes.len() - 1] < items {
+        sizes.push(sizes[sizes.len() - 1] * 4);
+    }
+    let fill = |size: usize, rng: &mut u64| {
+        let m = Model::<Xxh3, false>::new(size, xxh3);
+        for _ in 0..size {
+            m.insert(xorshift(rng), rng);
+        }
+        m
+    };
+    let one = fill(items, rng);
+    let tables: Vec<_> = sizes.iter().map(|&size| fill(size, rng)).collect();
+    let best = |pass: &dyn Fn(&[u64]) -> u64| {
+        (0..PASSES)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(pass(std::hint::black_box(&misses)));
+                QUERIES as f64 / start.elapsed().as_secs_f64() / 1e6
+            })
+            .fold(0.0, f64::max)
+    };
+    let alone = best(&|q| pass::<Xxh3, false>(&one, Look::Validated, q));
+    println!(
+        "{items} items; chains from {CHAIN_FIRST} items by fours; misses, M lookups/s, \
+         best of {PASSES} passes\n"
+    );
+    println!("| lookup | tables | misses | x one table |\n|---|--:|--:|--:|");
+    println!("| one table sized for all the items | 1 | {alone:.1} | 1.00 |");
+    let n = tables.len();
+    let mut rows: Vec<(String, Vec<usize>)> =
+        vec![(format!("the chain, {n} tables"), (0..n).collect())];
+    for dropped in 1..n.saturating_sub(2) {
+        rows.push((
+            format!("without its {dropped} smallest"),
+            (dropped..n).collect(),
+        ));
+    }
+    rows.push(("its smallest four only".into(), (0..n.min(4)).collect()));
+    rows.push(("its largest only".into(), vec![n - 1]));
+    for (name, which) in rows {
+        let chain: Vec<&Model<Xxh3, false>> = which.iter().map(|&t| &tables[t]).collect();
+        let rate = best(&|q| {
+            q.iter()
+                .map(|&k| u64::from(chain_holds(&chain, xxh3.of(k))))
+                .sum()
+        });
+        println!(
+            "| {name} | {} | {rate:.1} | {:.2} |",
+            chain.len(),
+            rate / alone
+        );
+    }
 }
 
 fn main() {
-    let items = parse_args().unwrap_or_else(|e| {
+    let args = parse_args().unwrap_or_else(|e| {
         eprintln!("lookup_floor: {e}\n{USAGE}");
         std::process::exit(2);
     });
+    if args.chain {
+        chains(
+            args.items.unwrap_or(4_000_000),
+            &mut 0x2545_f491_4f6c_dd1d_u64,
+        );
+        return;
+    }
+    let items = args.items.unwrap_or(1_000_000);
     // The keys and query lists of the bulk workload (`bulk_insert_and_query`).
     let keys = added_keys(items);
     let lists: Vec<Vec<u64>> = [0, 50, 100]
