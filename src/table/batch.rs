@@ -8,6 +8,19 @@ use crate::fingerprint::Width;
 /// groups ahead.
 pub(crate) const GROUP: usize = 16;
 
+/// Tables larger than this many bytes get the batch's requests into L2 only
+/// ([`Reach::Later`](super::memory::Reach)); smaller ones into L1 as well.
+///
+/// Measured on a 2-core Xeon (Emerald Rapids: 2 MiB of L2 per core),
+/// `contains_hash_batch` at 95 % load, 16 bits, into L1 against into L2 only,
+/// two rounds each, interleaved (2026-11-24): 2 MiB tables 255-276 against
+/// 223-258 M/s, 4 MiB 247-249 against 211-214, 8 MiB 212 against 193-206,
+/// 16 MiB 151-157 against 161-162, 32 MiB 121-123 against 120-125, 64 MiB
+/// 74-79 against 95; and `contains_batch` on the bulk workload at 30 M items
+/// (64 MiB), three runs, 52-70 against 80-88. A profile of the batch at 64
+/// MiB put most of its samples just after its prefetch instructions.
+const FAR_TABLE_BYTES: usize = 16 << 20;
+
 /// The positions of up to [`GROUP`] lookups, field by field.
 ///
 /// Each field starts on a cache line. [`Table::locate`] writes them with
@@ -62,8 +75,26 @@ impl<W: Width> Table<W> {
     /// (one ahead: 88 M/s at 30 M items, two: 110). And spread over the
     /// comparisons, not issued in a burst of `2 · GROUP` after locating:
     /// bursts filled the core's miss buffers (30 M items: 75 to 98 M/s).
+    /// From a table larger than [`FAR_TABLE_BYTES`] the buckets are requested
+    /// into L2 only.
     #[inline(always)]
     pub(crate) fn contains_batch<T>(
+        &self,
+        items: &[T],
+        out: &mut [bool],
+        hash: impl FnMut(&T) -> u64,
+    ) {
+        if self.word_count() * 8 > FAR_TABLE_BYTES {
+            self.pipeline::<T, true>(items, out, hash);
+        } else {
+            self.pipeline::<T, false>(items, out, hash);
+        }
+    }
+
+    /// [`Self::contains_batch`]'s pipeline; `FAR`: request the buckets into
+    /// L2 only.
+    #[inline(always)]
+    fn pipeline<T, const FAR: bool>(
         &self,
         items: &[T],
         out: &mut [bool],
@@ -80,7 +111,7 @@ impl<W: Width> Table<W> {
             if let Some(items) = groups.next() {
                 self.locate(items, group, &mut hash);
                 for k in 0..items.len() {
-                    self.request(group, k);
+                    self.request::<FAR>(group, k);
                 }
             }
         }
@@ -90,7 +121,7 @@ impl<W: Width> Table<W> {
             if let Some(items) = groups.next() {
                 self.locate(items, &mut ring[after], &mut hash);
             }
-            self.answer(&ring[current], answers, &ring[after]);
+            self.answer::<FAR>(&ring[current], answers, &ring[after]);
             current = next_in_ring(current);
             after = next_in_ring(after);
         }
@@ -127,11 +158,16 @@ impl<W: Width> Table<W> {
     }
 
     /// Starts loading the two buckets of the `k`-th lookup of `group` into
-    /// the cache.
+    /// the cache (into L2 only if `FAR`); they are compared two groups later.
     #[inline(always)]
-    fn request(&self, group: &Group, k: usize) {
-        self.prefetch_bucket(group.i1[k]);
-        self.prefetch_bucket(group.i2[k]);
+    fn request<const FAR: bool>(&self, group: &Group, k: usize) {
+        if FAR {
+            self.prefetch_bucket_to_l2(group.i1[k]);
+            self.prefetch_bucket_to_l2(group.i2[k]);
+        } else {
+            self.prefetch_bucket(group.i1[k]);
+            self.prefetch_bucket(group.i2[k]);
+        }
     }
 
     /// Answers the first `out.len()` lookups of `group`, as [`Self::contains`]
@@ -143,10 +179,10 @@ impl<W: Width> Table<W> {
     /// Before comparing its `k`-th lookup it requests the buckets of the
     /// `k`-th lookup of `ahead`, the group two ahead.
     #[inline(always)]
-    fn answer(&self, group: &Group, out: &mut [bool], ahead: &Group) {
+    fn answer<const FAR: bool>(&self, group: &Group, out: &mut [bool], ahead: &Group) {
         let mut settled = true;
         for (k, answer) in out.iter_mut().enumerate().take(GROUP) {
-            self.request(ahead, k);
+            self.request::<FAR>(ahead, k);
             let (hit, snapshot) = self.look(group.position(k));
             settled &= hit | snapshot.unchanged();
             *answer = hit;

@@ -64,22 +64,46 @@ pub(crate) fn zeroed_blocks(blocks: usize) -> Option<Box<[Block]>> {
     )
 }
 
+/// How far ahead of its use a line is requested, which decides where the
+/// CPU is asked to put it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// Into every level, L1 included (`PREFETCHT0`): for a line wanted
+    /// within a few dozen instructions (a lookup's second bucket, a path
+    /// search's next level), or from a table that fits in the outer caches.
+    Next,
+    /// Into L2 and the levels below it, not L1 (`PREFETCHT1`): for the
+    /// batch pipeline's lines from a table much larger than the caches. A
+    /// request into L1 holds one of the core's few L1 miss buffers for the
+    /// whole trip to memory, and a batch asks for more lines than there are
+    /// buffers; one into L2 leaves the miss to L2's deeper queue. (See
+    /// `batch::FAR_TABLE_BYTES` for what each hint measured. AMD's guides
+    /// describe both hints as filling every level alike.)
+    Later,
+}
+
 /// Asks the CPU to start loading the cache line of `word`, without waiting
 /// for it: a hint, with no effect on what any load returns. Used to overlap
 /// the cache misses of independent lookups (batches) and of a cuckoo search's
 /// next level. A no-op under loom and where no stable prefetch exists.
 #[inline(always)]
-pub(crate) fn prefetch(word: &AtomicU64) {
+pub(crate) fn prefetch(word: &AtomicU64, reach: Reach) {
     #[cfg(all(target_arch = "x86_64", not(lockfree_cuckoo_filter_loom)))]
     {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
+        let p = (word as *const AtomicU64).cast();
         // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has (it is
-        // in the target's baseline). PREFETCHT0 never faults and changes no
-        // value the program can observe, whatever the address.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((word as *const AtomicU64).cast()) };
+        // in the target's baseline). PREFETCHT0 and PREFETCHT1 never fault
+        // and change no value the program can observe, whatever the address.
+        unsafe {
+            match reach {
+                Reach::Next => _mm_prefetch::<_MM_HINT_T0>(p),
+                Reach::Later => _mm_prefetch::<_MM_HINT_T1>(p),
+            }
+        }
     }
     #[cfg(not(all(target_arch = "x86_64", not(lockfree_cuckoo_filter_loom))))]
-    let _ = word;
+    let _ = (word, reach);
 }
 
 /// Tables smaller than this gain nothing from huge pages.
@@ -134,7 +158,8 @@ mod tests {
                 .step_by(4099)
                 .all(|b| b.0.iter().all(|w| w.load(Ordering::Relaxed) == 0)));
             if let Some(b) = blocks.last() {
-                prefetch(&b.0[1]);
+                prefetch(&b.0[1], Reach::Next);
+                prefetch(&b.0[0], Reach::Later);
             }
         }
         assert!(

@@ -38,7 +38,7 @@ use crate::error::AllocError;
 use crate::fingerprint::{self as fpr, Width};
 use crate::sync::{AtomicU64, Ordering};
 use count::ItemCount;
-use memory::{prefetch, zeroed_blocks, Block};
+use memory::{prefetch, zeroed_blocks, Block, Reach};
 use relocation::{RelocationCounters, Snapshot};
 
 pub(crate) use any::{dispatch, with_width, AnyTable, Variant};
@@ -300,10 +300,18 @@ impl<W: Width> Table<W> {
         }
     }
 
-    /// Starts loading `bucket` into the cache (see [`prefetch`]).
+    /// Starts loading `bucket` into every level of the cache, L1 included
+    /// (see [`Reach::Next`]).
     #[inline(always)]
     pub(crate) fn prefetch_bucket(&self, bucket: u64) {
-        prefetch(self.word(self.locus(bucket).first));
+        prefetch(self.word(self.locus(bucket).first), Reach::Next);
+    }
+
+    /// Starts loading `bucket` into L2 only, for use after many other
+    /// lookups (the batch pipeline on a large table; see [`Reach::Later`]).
+    #[inline(always)]
+    pub(crate) fn prefetch_bucket_to_l2(&self, bucket: u64) {
+        prefetch(self.word(self.locus(bucket).first), Reach::Later);
     }
 
     /// Loads a bucket's words (Acquire).
