@@ -37,14 +37,14 @@ const CPP: &str = "\
 The C++ reference, built with `-O3 -march=native` from efficient/cuckoofilter,
 `bulk-insert-and-query.exe N`, one run each, right after the run of `compare`
 that wrote docs/compare.md (million operations per second; lookups at 0 / 25
-/ 50 / 75 / 100 % present). On the machine of run G (2026-11-23, 2-core Intel
-Xeon VM):
+/ 50 / 75 / 100 % present). On the machine of runs G and H (2-core Intel
+Xeon VM), run H (2026-11-24):
 
 | C++ | adds | 0 % | 25 % | 50 % | 75 % | 100 % |
 |---|--:|--:|--:|--:|--:|--:|
-| Cuckoo16, 1 M | 25.27 | 147 | 148 | 148 | 148 | 146 |
-| Cuckoo8, 1 M | 27.08 | 262 | 258 | 262 | 259 | 264 |
-| Cuckoo16, 30 M | 10.94 | 38.7 | 37.7 | 38.4 | 37.9 | 36.0 |
+| Cuckoo16, 1 M | 24.64 | 144 | 144 | 146 | 139 | 145 |
+| Cuckoo8, 1 M | 27.27 | 263 | 248 | 262 | 263 | 264 |
+| Cuckoo16, 30 M | 10.15 | 37.4 | 38.2 | 35.8 | 37.1 | 36.5 |
 
 On the machine of runs A to F (2026-11-23, run F, 2-core AMD EPYC VM):
 
