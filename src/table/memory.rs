@@ -66,7 +66,7 @@ pub(crate) fn zeroed_blocks(blocks: usize) -> Option<Box<[Block]>> {
 
 /// How far ahead of its use a line is requested, which decides where the
 /// CPU is asked to put it.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub(crate) enum Reach {
     /// Into every level, L1 included (`PREFETCHT0`): for a line wanted
     /// within a few dozen instructions (a lookup's second bucket, a path
@@ -77,8 +77,9 @@ pub(crate) enum Reach {
     /// request into L1 holds one of the core's few L1 miss buffers for the
     /// whole trip to memory, and a batch asks for more lines than there are
     /// buffers; one into L2 leaves the miss to L2's deeper queue. (See
-    /// `batch::FAR_TABLE_BYTES` for what each hint measured. AMD's guides
-    /// describe both hints as filling every level alike.)
+    /// `batch::FAR_TABLE_BYTES` for what each hint measured, on Intel. AMD
+    /// documents `PREFETCHT1` into L2 from Zen 4 on and into L1 before it;
+    /// one study saw Zen 4 drop some of them. Not measured on AMD.)
     Later,
 }
 
