@@ -58,6 +58,7 @@
 //! the second-newest table's buckets before probing the newest: slower
 //! (misses 5.1-6.9 against 5.2-11.7 M/s, present keys 11.5-18.2 against
 //! 13.8-36.1, four runs each, interleaved).
+
 //!
 //! Ninth session: each figure became the best of five passes (one pass
 //! varied 3x from run to run: the sized filter's misses at 30 to 104 M/s),
@@ -76,6 +77,13 @@
 //! higher; the chain's cost is the same seven probes. Prefetching every
 //! table's buckets before probing any was slower here too (misses 11.2-12.1
 //! against 12.9-14.2, present keys 19-21 against 47-49).
+//!
+//! Eleventh session, same machine, three runs: misses 13.0-14.4 M/s against
+//! 73.2-74.0 (0.18-0.20), batched 0.27, present keys 0.61-0.66 and
+//! 0.87-0.89, inserts 1.00-1.08. What any chain grown by fours could reach is
+//! measured by `lookup_floor -- --chain`: minimal code over the same seven
+//! tables, 0.16-0.19; only the three largest alone pass 0.3 (BENCHMARKS.md,
+//! "The floor of a chain of tables").
 
 use std::hint::black_box;
 use std::time::Instant;
