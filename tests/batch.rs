@@ -81,6 +81,41 @@ fn contains_batch_agrees_with_contains_at_every_length_and_width() {
 }
 
 #[test]
+fn a_table_beyond_the_caches_batches_alike() {
+    // The pipeline requests a large table's buckets into L2 only (a table
+    // over 16 MiB, `batch::FAR_TABLE_BYTES`): its other monomorphisation.
+    // 64 MiB of 16-bit buckets, mostly untouched (zeroed lazily).
+    let n = 2000;
+    let f = CuckooFilter::builder()
+        .capacity(30_000_000)
+        .seed(DEFAULT_SEED)
+        .build()
+        .unwrap();
+    assert!(f.memory_usage() > 32 << 20, "{} bytes", f.memory_usage());
+    for i in 0..n {
+        f.insert_hash(mix(i)).unwrap();
+        f.insert(&mix(i)).unwrap();
+    }
+    for len in (0..=40).chain([1000]) {
+        let hashes = lookups(n, len);
+        let expected = agree(
+            &hashes,
+            |h| f.contains_hash(h),
+            |hs, out| f.contains_hash_batch(hs, out),
+            &format!("large table, contains_hash_batch of {len}"),
+        );
+        let items = agree(
+            &hashes,
+            |h| f.contains(&h),
+            |hs, out| f.contains_batch(hs, out),
+            &format!("large table, contains_batch of {len}"),
+        );
+        all_inserted_found(&hashes, &expected, "large table");
+        all_inserted_found(&hashes, &items, "large table, items");
+    }
+}
+
+#[test]
 fn batches_answer_only_as_many_as_both_slices_hold() {
     let f = CuckooFilter::builder()
         .capacity(100)
