@@ -43,40 +43,46 @@ fn all_inserted_found(keys: &[u64], answers: &[bool], what: &str) {
     }
 }
 
+/// Inserts keys `0..n` into `f` twice, by hash (for the `_hash` lookups)
+/// and as items (for `contains` / `contains_batch`, which hash them), then
+/// checks both batched lookups against one at a time on [`lookups`] of each
+/// length in `lens`, and that no inserted key is missed.
+fn batches_agree(f: &CuckooFilter, n: u64, lens: impl IntoIterator<Item = u64>, what: &str) {
+    for i in 0..n {
+        f.insert_hash(mix(i)).unwrap();
+        f.insert(&mix(i)).unwrap();
+    }
+    for len in lens {
+        let hashes = lookups(n, len);
+        let expected = agree(
+            &hashes,
+            |h| f.contains_hash(h),
+            |hs, out| f.contains_hash_batch(hs, out),
+            &format!("{what}, contains_hash_batch of {len}"),
+        );
+        let items = agree(
+            &hashes,
+            |h| f.contains(&h),
+            |hs, out| f.contains_batch(hs, out),
+            &format!("{what}, contains_batch of {len}"),
+        );
+        all_inserted_found(&hashes, &expected, what);
+        all_inserted_found(&hashes, &items, &format!("{what}, items"));
+    }
+}
+
 #[test]
 fn contains_batch_agrees_with_contains_at_every_length_and_width() {
     let n = 2000;
     for bits in FingerprintBits::ALL {
-        // Each key in twice: by its hash (for the `_hash` lookups) and as
-        // an item (for `contains` / `contains_batch`, which hash it).
         let f = CuckooFilter::builder()
             .capacity(2 * n as usize)
             .fingerprint_bits(bits)
             .seed(DEFAULT_SEED)
             .build()
             .unwrap();
-        for i in 0..n {
-            f.insert_hash(mix(i)).unwrap();
-            f.insert(&mix(i)).unwrap();
-        }
         // Every length up to past five groups of 16, then a long one.
-        for len in (0..=90).chain([1000]) {
-            let hashes = lookups(n, len);
-            let expected = agree(
-                &hashes,
-                |h| f.contains_hash(h),
-                |hs, out| f.contains_hash_batch(hs, out),
-                &format!("{bits:?}, contains_hash_batch of {len}"),
-            );
-            let items = agree(
-                &hashes,
-                |h| f.contains(&h),
-                |hs, out| f.contains_batch(hs, out),
-                &format!("{bits:?}, contains_batch of {len}"),
-            );
-            all_inserted_found(&hashes, &expected, &format!("{bits:?}"));
-            all_inserted_found(&hashes, &items, &format!("{bits:?}, items"));
-        }
+        batches_agree(&f, n, (0..=90).chain([1000]), &format!("{bits:?}"));
     }
 }
 
@@ -85,34 +91,13 @@ fn a_table_beyond_the_caches_batches_alike() {
     // The pipeline requests a large table's buckets into L2 only (a table
     // over 16 MiB, `batch::FAR_TABLE_BYTES`): its other monomorphisation.
     // 64 MiB of 16-bit buckets, mostly untouched (zeroed lazily).
-    let n = 2000;
     let f = CuckooFilter::builder()
         .capacity(30_000_000)
         .seed(DEFAULT_SEED)
         .build()
         .unwrap();
     assert!(f.memory_usage() > 32 << 20, "{} bytes", f.memory_usage());
-    for i in 0..n {
-        f.insert_hash(mix(i)).unwrap();
-        f.insert(&mix(i)).unwrap();
-    }
-    for len in (0..=40).chain([1000]) {
-        let hashes = lookups(n, len);
-        let expected = agree(
-            &hashes,
-            |h| f.contains_hash(h),
-            |hs, out| f.contains_hash_batch(hs, out),
-            &format!("large table, contains_hash_batch of {len}"),
-        );
-        let items = agree(
-            &hashes,
-            |h| f.contains(&h),
-            |hs, out| f.contains_batch(hs, out),
-            &format!("large table, contains_batch of {len}"),
-        );
-        all_inserted_found(&hashes, &expected, "large table");
-        all_inserted_found(&hashes, &items, "large table, items");
-    }
+    batches_agree(&f, 2000, (0..=40).chain([1000]), "large table");
 }
 
 #[test]
