@@ -345,17 +345,23 @@ fn pass<H: KeyHash, const POW2: bool>(m: &Model<H, POW2>, look: Look, queries: &
 /// The best of [`PASSES`] passes of `pass` over each list, as a table row's
 /// cells (millions of lookups per second).
 fn cells(pass: impl Fn(&[u64]) -> u64, lists: &[Vec<u64>]) -> String {
-    let best = |list: &[u64]| {
-        (0..PASSES)
-            .map(|_| {
-                let start = Instant::now();
-                std::hint::black_box(pass(std::hint::black_box(list)));
-                list.len() as f64 / start.elapsed().as_secs_f64() / 1e6
-            })
-            .fold(0.0, f64::max)
-    };
-    let cells: Vec<String> = lists.iter().map(|l| format!("{:.0}", best(l))).collect();
+    let cells: Vec<String> = lists
+        .iter()
+        .map(|l| format!("{:.0}", best_rate(&pass, l)))
+        .collect();
     cells.join(" | ")
+}
+
+/// The best of [`PASSES`] passes of `pass` over `list`, in millions of
+/// lookups per second.
+fn best_rate(pass: impl Fn(&[u64]) -> u64, list: &[u64]) -> f64 {
+    (0..PASSES)
+        .map(|_| {
+            let start = Instant::now();
+            std::hint::black_box(pass(std::hint::black_box(list)));
+            list.len() as f64 / start.elapsed().as_secs_f64() / 1e6
+        })
+        .fold(0.0, f64::max)
 }
 
 /// One rung's row: its model filled with `keys`, then timed on each list.
@@ -420,6 +426,16 @@ fn chain_holds(tables: &[&Model<Xxh3, false>], h: u64) -> bool {
         .any(|t| t.look_validated(t.position_of_hash(h)))
 }
 
+/// One pass of [`chain_holds`] over `queries`, the number found; out of
+/// line, as [`pass`] is for the rungs.
+#[inline(never)]
+fn chain_pass(tables: &[&Model<Xxh3, false>], hash: Xxh3, queries: &[u64]) -> u64 {
+    queries
+        .iter()
+        .map(|&k| u64::from(chain_holds(tables, hash.of(k))))
+        .sum()
+}
+
 /// The `--chain` run: misses of one table sized for `items`, then of chains
 /// grown to `items`, whole and without some of their tables.
 fn chains(items: usize, rng: &mut u64) {
@@ -443,16 +459,7 @@ fn chains(items: usize, rng: &mut u64) {
     };
     let one = fill(items, rng);
     let tables: Vec<_> = sizes.iter().map(|&size| fill(size, rng)).collect();
-    let best = |pass: &dyn Fn(&[u64]) -> u64| {
-        (0..PASSES)
-            .map(|_| {
-                let start = Instant::now();
-                std::hint::black_box(pass(std::hint::black_box(&misses)));
-                QUERIES as f64 / start.elapsed().as_secs_f64() / 1e6
-            })
-            .fold(0.0, f64::max)
-    };
-    let alone = best(&|q| pass::<Xxh3, false>(&one, Look::Validated, q));
+    let alone = best_rate(|q| pass::<Xxh3, false>(&one, Look::Validated, q), &misses);
     println!(
         "{items} items; chains from {CHAIN_FIRST} items by fours; misses, M lookups/s, \
          best of {PASSES} passes\n"
@@ -472,11 +479,7 @@ fn chains(items: usize, rng: &mut u64) {
     rows.push(("its largest only".into(), vec![n - 1]));
     for (name, which) in rows {
         let chain: Vec<&Model<Xxh3, false>> = which.iter().map(|&t| &tables[t]).collect();
-        let rate = best(&|q| {
-            q.iter()
-                .map(|&k| u64::from(chain_holds(&chain, xxh3.of(k))))
-                .sum()
-        });
+        let rate = best_rate(|q| chain_pass(&chain, xxh3, q), &misses);
         println!(
             "| {name} | {} | {rate:.1} | {:.2} |",
             chain.len(),
