@@ -1,7 +1,7 @@
 //! Batched lookups: each lookup's bucket loads are issued two groups ahead of
 //! its comparison, so that many lookups' cache misses overlap.
 
-use super::{Position, Table};
+use super::{Position, Reach, Table};
 use crate::fingerprint::Width;
 
 /// Lookups a batch locates (and prefetches) at once; the pipeline runs two
@@ -161,13 +161,9 @@ impl<W: Width> Table<W> {
     /// the cache (into L2 only if `FAR`); they are compared two groups later.
     #[inline(always)]
     fn request<const FAR: bool>(&self, group: &Group, k: usize) {
-        if FAR {
-            self.prefetch_bucket_to_l2(group.i1[k]);
-            self.prefetch_bucket_to_l2(group.i2[k]);
-        } else {
-            self.prefetch_bucket(group.i1[k]);
-            self.prefetch_bucket(group.i2[k]);
-        }
+        let reach = if FAR { Reach::Later } else { Reach::Next };
+        self.prefetch_bucket(group.i1[k], reach);
+        self.prefetch_bucket(group.i2[k], reach);
     }
 
     /// Answers the first `out.len()` lookups of `group`, as [`Self::contains`]

@@ -51,7 +51,7 @@
 
 use super::path::{self, RootPut};
 use super::relocation::Snapshot;
-use super::{Full, Position, Table, FAILURE, SUCCESS};
+use super::{Full, Position, Reach, Table, FAILURE, SUCCESS};
 use crate::fingerprint::Width;
 use crate::sync::Ordering;
 
@@ -80,7 +80,7 @@ impl<W: Width> Table<W> {
     /// fingerprints it held before (relocations made meanwhile are valid moves).
     pub(crate) fn insert(&self, pos: Position) -> Result<(), Full> {
         // The second bucket's miss overlaps the first's.
-        self.prefetch_bucket(pos.i2);
+        self.prefetch_bucket(pos.i2, Reach::Next);
         if self.place(pos) {
             self.count.increment(pos.i1);
             Ok(())

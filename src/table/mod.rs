@@ -300,18 +300,11 @@ impl<W: Width> Table<W> {
         }
     }
 
-    /// Starts loading `bucket` into every level of the cache, L1 included
-    /// (see [`Reach::Next`]).
+    /// Starts loading `bucket` into the cache, as far in as `reach` says
+    /// (see [`Reach`]).
     #[inline(always)]
-    pub(crate) fn prefetch_bucket(&self, bucket: u64) {
-        prefetch(self.word(self.locus(bucket).first), Reach::Next);
-    }
-
-    /// Starts loading `bucket` into L2 only, for use after many other
-    /// lookups (the batch pipeline on a large table; see [`Reach::Later`]).
-    #[inline(always)]
-    pub(crate) fn prefetch_bucket_to_l2(&self, bucket: u64) {
-        prefetch(self.word(self.locus(bucket).first), Reach::Later);
+    pub(crate) fn prefetch_bucket(&self, bucket: u64, reach: Reach) {
+        prefetch(self.word(self.locus(bucket).first), reach);
     }
 
     /// Loads a bucket's words (Acquire).
@@ -528,7 +521,7 @@ impl<W: Width> Table<W> {
     pub(crate) fn remove_copy(&self, pos: Position) -> bool {
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
         // The second bucket's miss overlaps the first's.
-        self.prefetch_bucket(pos.i2);
+        self.prefetch_bucket(pos.i2, Reach::Next);
         let mut snapshot = Snapshot::announce(counter);
         loop {
             if self.take(pos.i1, pos.fp) || self.take(pos.i2, pos.fp) {

@@ -11,7 +11,7 @@
 
 use std::cell::Cell;
 
-use super::{Position, Table, SLOTS};
+use super::{Position, Reach, Table, SLOTS};
 use crate::fingerprint::Width;
 
 /// Most displacements in one path. Five reaches more than 95 % load with
@@ -197,7 +197,7 @@ fn search_in<W: Width>(table: &Table<W>, pos: Position, nodes: &mut Vec<Node>) -
                     // Read when its level comes up; start the miss now, so a
                     // level of the search costs about one memory latency, not
                     // one per bucket.
-                    table.prefetch_bucket(child);
+                    table.prefetch_bucket(child, Reach::Next);
                     nodes.push(Node {
                         bucket: child,
                         fp,
