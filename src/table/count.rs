@@ -32,9 +32,10 @@ const SHARED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
 /// Up to [`OWNED`] live threads of the process hold an owned shard each, the
 /// same index in every table: while thread `t` holds index `k`, it alone
 /// writes owned shard `k`, so its update is a load and a store. A thread
-/// takes an index when it first counts, from the process's [`ShardSlots`], and hands it back
-/// when it exits; the next thread to take it continues the shard's count
-/// (see [`ShardSlots`] for why it sees the count it continues). A thread
+/// takes an index when it first counts, from the process's [`ShardSlots`],
+/// and hands it back when it exits; the next thread to take it continues the
+/// shard's count (see [`ShardSlots`] for why it sees the count it
+/// continues). A thread
 /// that finds no index free counts into a shared shard chosen by the item's
 /// first bucket, by `fetch_add`, and tries again for an index on its next
 /// count. A count is never lost: each owned shard has one writer at a time,
