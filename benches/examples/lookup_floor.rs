@@ -48,7 +48,11 @@
 //! times its buckets, up to the first that holds the items (seven tables at
 //! 4 M); each table is filled to its size. Rows drop tables from the chain,
 //! to show what each costs: the smallest tables fit in the caches and cost
-//! instructions, the largest cost cache misses. Each row gives misses per
+//! instructions, the largest cost cache misses. The last rows keep every
+//! table but put the older ones behind summaries of what they hold (see
+//! `Summary`): one bitmap for all of them, built from their entries, or one
+//! for each, as its inserts could keep it; a lookup looks in an older table
+//! only if the summary says it may be there. Each row gives misses per
 //! second (0 % present, the bulk workload's list) and that as a share of one
 //! table sized for all the items.
 
@@ -452,13 +456,17 @@ fn chains(items: usize, rng: &mut u64) {
     }
     let fill = |size: usize, rng: &mut u64| {
         let m = Model::<Xxh3, false>::new(size, xxh3);
+        let mut held = Vec::with_capacity(size);
         for _ in 0..size {
-            m.insert(xorshift(rng), rng);
+            let key = xorshift(rng);
+            if m.insert(key, rng) {
+                held.push(key);
+            }
         }
-        m
+        (m, held)
     };
-    let one = fill(items, rng);
-    let tables: Vec<_> = sizes.iter().map(|&size| fill(size, rng)).collect();
+    let (one, _) = fill(items, rng);
+    let (tables, held): (Vec<_>, Vec<_>) = sizes.iter().map(|&size| fill(size, rng)).unzip();
     let alone = best_rate(|q| pass::<Xxh3, false>(&one, Look::Validated, q), &misses);
     println!(
         "{items} items; chains from {CHAIN_FIRST} items by fours; misses, M lookups/s, \
@@ -486,6 +494,205 @@ fn chains(items: usize, rng: &mut u64) {
             rate / alone
         );
     }
+    // The older tables behind summaries (see `Summary`): one for all of
+    // them, built from their entries, then one for each, built from the
+    // hashes of its items.
+    for newest in [2, 1] {
+        let (old, new) = split(&tables, newest);
+        let summary = Summary::of_entries(&old);
+        // No false negatives: every key an older table holds passes.
+        let held_old = held[..old.len()].iter().flatten();
+        assert!(held_old.clone().all(|&k| summary.may_hold(xxh3.of(k))));
+        let passing = misses
+            .iter()
+            .filter(|&&k| summary.may_hold(xxh3.of(k)))
+            .count();
+        let rate = best_rate(|q| summarized_pass(&new, &summary, &old, xxh3, q), &misses);
+        println!(
+            "| its newest {newest}, the older {} behind one summary ({:.1} MiB, {} entries; \
+             {:.1} % of misses pass) | {n} | {rate:.1} | {:.2} |",
+            old.len(),
+            summary.mib(),
+            held_old.count(),
+            100.0 * passing as f64 / misses.len() as f64,
+            rate / alone
+        );
+    }
+    for newest in [2, 1] {
+        let (old, new) = split(&tables, newest);
+        let summaries: Vec<Summary> = old
+            .iter()
+            .zip(&held)
+            .map(|(t, keys)| Summary::of_hashes(t, keys.iter().map(|&k| xxh3.of(k))))
+            .collect();
+        let rate = best_rate(|q| per_table_pass(&new, &old, &summaries, xxh3, q), &misses);
+        println!(
+            "| its newest {newest}, each older one behind its own summary ({} bits a slot, \
+             {:.2} MiB) | {n} | {rate:.1} | {:.2} |",
+            Summary::BITS_PER_SLOT,
+            summaries.iter().map(Summary::mib).sum::<f64>(),
+            rate / alone
+        );
+    }
+}
+
+/// The tables of a chain (oldest first) but its newest `newest`, and those.
+#[allow(clippy::type_complexity)]
+fn split(
+    tables: &[Model<Xxh3, false>],
+    newest: usize,
+) -> (Vec<&Model<Xxh3, false>>, Vec<&Model<Xxh3, false>>) {
+    let (old, new) = tables.split_at(tables.len().saturating_sub(newest));
+    (old.iter().collect(), new.iter().collect())
+}
+
+/// A summary of the items of older tables: a bitmap with one bit for each
+/// key, the pair of a prefix of the hash's low half (the bits that choose
+/// the first bucket) and the fingerprint, set for every item the tables
+/// hold. A lookup reads one bit and skips the tables when it is clear.
+///
+/// Built from the tables' entries ([`Self::of_entries`]), as a filter that
+/// keeps no hashes must: an entry of bucket `b` in a table of `n` buckets has
+/// its first bucket at `b` or at `b`'s alternate, and a first bucket `i`
+/// puts the hash's low half in `[i · 2^32 / n, (i + 1) · 2^32 / n)`, which
+/// spans at most two prefixes of `s` bits when `2^s <= n`: each entry sets
+/// two to four keys, all a bucket pair and a fingerprint determine, so
+/// moving an entry to its other bucket changes none. With `s` from the
+/// smallest table, the keys have `s + 16` bits and the bitmap is indexed by
+/// them directly. Or built from the items' hashes, one per table, as its
+/// inserts could keep it ([`Self::of_hashes`]): then the key is mixed onto
+/// [`Self::BITS_PER_SLOT`] bits for each slot of the table.
+struct Summary {
+    bits: Vec<u64>,
+    /// `32 - s`: the low half shifted right by this is the prefix.
+    shift: u32,
+    /// A key's bit is the high bits of `key · mix` (for the direct index, a
+    /// power of two that makes them the key itself).
+    mix: u64,
+    index_shift: u32,
+}
+
+impl Summary {
+    /// Bits per slot of a summary of one table's hashes.
+    const BITS_PER_SLOT: usize = 8;
+
+    fn of_entries(tables: &[&Model<Xxh3, false>]) -> Self {
+        let smallest = tables.iter().map(|t| t.n).min().unwrap_or(2);
+        let s = 63 - smallest.leading_zeros();
+        let mut me = Self::empty(s, 1 << (48 - s), s + 16);
+        for t in tables {
+            let n = u128::from(t.n);
+            for b in 0..t.n {
+                let w = t.word(b);
+                let fps = (0..4).map(|lane| (w >> (16 * lane)) & 0xffff);
+                for fp in fps.filter(|&fp| fp != 0) {
+                    for i1 in [b, t.alternate(b, fp)] {
+                        let i1 = u128::from(i1);
+                        let low = ((i1 << 32).div_ceil(n) >> me.shift) as u64;
+                        let high = ((((i1 + 1) << 32).div_ceil(n) - 1) >> me.shift) as u64;
+                        for prefix in low..=high {
+                            me.set((prefix << 16) | fp);
+                        }
+                    }
+                }
+            }
+        }
+        me
+    }
+
+    fn of_hashes(table: &Model<Xxh3, false>, hashes: impl Iterator<Item = u64>) -> Self {
+        let s = 63 - table.n.leading_zeros();
+        let bits = (table.n * 4 * Self::BITS_PER_SLOT as u64).next_power_of_two();
+        let mut me = Self::empty(s, 0x9e37_79b9_7f4a_7c15, bits.trailing_zeros().max(6));
+        for h in hashes {
+            me.set(me.key(h));
+        }
+        me
+    }
+
+    /// A summary of `2^log_bits` clear bits.
+    fn empty(s: u32, mix: u64, log_bits: u32) -> Self {
+        Self {
+            bits: vec![0; 1 << (log_bits - 6)],
+            shift: 32 - s,
+            mix,
+            index_shift: 64 - log_bits,
+        }
+    }
+
+    /// The key of the item of hash `h`: its prefix and its fingerprint (as
+    /// [`Model::position_of_hash`] computes it).
+    #[inline(always)]
+    fn key(&self, h: u64) -> u64 {
+        let fp = (((h >> 32) * 0xffff) >> 32) + 1;
+        (u64::from((h as u32) >> self.shift) << 16) | fp
+    }
+
+    #[inline(always)]
+    fn index(&self, key: u64) -> usize {
+        (key.wrapping_mul(self.mix) >> self.index_shift) as usize
+    }
+
+    fn set(&mut self, key: u64) {
+        let i = self.index(key);
+        self.bits[i / 64] |= 1 << (i % 64);
+    }
+
+    #[inline(always)]
+    fn may_hold(&self, h: u64) -> bool {
+        let i = self.index(self.key(h));
+        // SAFETY: `index` keeps `log_bits` bits of the product (see `empty`),
+        // so it is below the number of bits allocated.
+        (unsafe { *self.bits.get_unchecked(i / 64) } >> (i % 64)) & 1 != 0
+    }
+
+    fn mib(&self) -> f64 {
+        (self.bits.len() * 8) as f64 / (1 << 20) as f64
+    }
+}
+
+/// One pass over `queries` of the `new` tables, then, for the keys that pass
+/// `summary`, the `old` ones; the number found.
+#[inline(never)]
+fn summarized_pass(
+    new: &[&Model<Xxh3, false>],
+    summary: &Summary,
+    old: &[&Model<Xxh3, false>],
+    hash: Xxh3,
+    queries: &[u64],
+) -> u64 {
+    queries
+        .iter()
+        .map(|&k| {
+            let h = hash.of(k);
+            u64::from(chain_holds(new, h) || (summary.may_hold(h) && chain_holds(old, h)))
+        })
+        .sum()
+}
+
+/// One pass over `queries` of the `new` tables, then of each `old` table
+/// whose summary the key passes; the number found.
+#[inline(never)]
+fn per_table_pass(
+    new: &[&Model<Xxh3, false>],
+    old: &[&Model<Xxh3, false>],
+    summaries: &[Summary],
+    hash: Xxh3,
+    queries: &[u64],
+) -> u64 {
+    queries
+        .iter()
+        .map(|&k| {
+            let h = hash.of(k);
+            let older = old.iter().zip(summaries).rev();
+            u64::from(
+                chain_holds(new, h)
+                    || older
+                        .into_iter()
+                        .any(|(t, s)| s.may_hold(h) && t.look_validated(t.position_of_hash(h))),
+            )
+        })
+        .sum()
 }
 
 fn main() {
