@@ -47,14 +47,16 @@ const FIRST_BITS: u32 = 11;
 const SECOND_BITS: u32 = 11;
 
 /// Tables smaller than this are loaded in the order the items come: they stay
-/// in the caches, and sorting would only cost time.
-const SORT_MIN_TABLE_BYTES: usize = 4 << 20;
+/// in the caches, and sorting would only cost time. (Under Miri, this and the
+/// next two are small, so that its runs of the tests, a hundred times
+/// smaller than the usual ones, take the sorted path and run several tasks.)
+const SORT_MIN_TABLE_BYTES: usize = if cfg!(miri) { 16 << 10 } else { 4 << 20 };
 
 /// Fewer items than this are loaded in the order they come.
-const SORT_MIN_ITEMS: usize = 1 << 15;
+const SORT_MIN_ITEMS: usize = if cfg!(miri) { 1 << 10 } else { 1 << 15 };
 
 /// Items per task when loading in arrival order.
-const CHUNK: usize = 4096;
+const CHUNK: usize = if cfg!(miri) { 64 } else { 4096 };
 
 /// The partition of a hash.
 #[inline(always)]
@@ -376,6 +378,16 @@ mod tests {
         (p.i1.min(p.i2), p.i1.max(p.i2), p.fp)
     }
 
+    /// `n`, or a hundredth of it under Miri (whose bulk loading runs through
+    /// rayon take a few minutes at that size).
+    fn scaled(n: u64) -> u64 {
+        if cfg!(miri) {
+            n / 100
+        } else {
+            n
+        }
+    }
+
     /// The table's contents as a sorted multiset of [`pair_of`]s.
     fn held(f: &CuckooFilter) -> Vec<(u64, u64, u32)> {
         let mut held: Vec<_> = f
@@ -391,23 +403,21 @@ mod tests {
     #[test]
     fn bulk_matches_one_by_one() {
         // One seed for both, so that an item has the same place in each.
+        let n = scaled(200_000);
         let seeded = || {
             CuckooFilter::builder()
-                .capacity(200_000)
+                .capacity(n as usize)
                 .seed(crate::DEFAULT_SEED)
                 .build()
                 .unwrap()
         };
         let (a, b) = (seeded(), seeded());
-        assert_eq!(
-            a.par_insert_all((0..200_000u64).into_par_iter()),
-            Ok(200_000)
-        );
-        for i in 0..200_000u64 {
+        assert_eq!(a.par_insert_all((0..n).into_par_iter()), Ok(n as usize));
+        for i in 0..n {
             b.insert(&i).unwrap();
         }
         assert_eq!(a.len(), b.len());
-        assert!((0..200_000u64).all(|i| a.contains(&i)));
+        assert!((0..n).all(|i| a.contains(&i)));
         // Same multiset of fingerprints, read as (bucket pair, fingerprint).
         assert_eq!(held(&a), held(&b));
     }
@@ -415,11 +425,11 @@ mod tests {
     #[test]
     fn full_filter_gives_back_exactly_the_rest() {
         let f = CuckooFilter::builder()
-            .capacity(10_000)
+            .capacity(scaled(10_000) as usize)
             .seed(crate::DEFAULT_SEED)
             .build()
             .unwrap();
-        let n = 20_000u64;
+        let n = scaled(20_000);
         let err = f.par_insert_all((0..n).into_par_iter()).unwrap_err();
         assert_eq!(err.inserted(), f.len());
         let all = err.failed();
@@ -439,15 +449,16 @@ mod tests {
 
     #[test]
     fn sorted_path_on_a_table_larger_than_the_caches() {
-        // A 4 MiB table is loaded in table order.
-        let f = CuckooFilter::with_capacity(2_000_000);
+        // A 4 MiB table (40 KiB under Miri) is loaded in table order.
+        let f = CuckooFilter::with_capacity(scaled(2_000_000) as usize);
         assert!(f.memory_usage() >= SORT_MIN_TABLE_BYTES);
-        let n = 1_000_000u64;
+        let n = scaled(1_000_000);
+        assert!(n as usize >= SORT_MIN_ITEMS);
         assert_eq!(f.par_insert_all((0..n).into_par_iter()), Ok(n as usize));
         assert_eq!(f.len(), n as usize);
         assert!((0..n).all(|i| f.contains(&i)));
         // Filling it up: everything is inserted or given back, exactly once.
-        let m = 2_080_000u64;
+        let m = scaled(2_080_000);
         let err = f.par_insert_all((n..m).into_par_iter()).unwrap_err();
         assert_eq!(f.len(), n as usize + err.inserted());
         assert!(f.load_factor() > 0.95, "{}", f.load_factor());
@@ -455,7 +466,7 @@ mod tests {
         assert_eq!(back.len() + err.inserted(), (m - n) as usize);
         assert!((0..m).all(|i| back.contains(&i) || f.contains(&i)));
         // par_extend takes the same path.
-        let g = CuckooFilter::with_capacity(2_000_000);
+        let g = CuckooFilter::with_capacity(scaled(2_000_000) as usize);
         (&g).par_extend((0..n).into_par_iter());
         assert_eq!(g.len(), n as usize);
     }
@@ -492,11 +503,12 @@ mod tests {
 
     #[test]
     fn growable_bulk_load_grows_and_gives_back_what_cannot_go_in() {
+        let n = scaled(50_000);
         let f = GrowableCuckooFilter::with_capacity(100);
-        assert_eq!(f.par_insert_all((0..50_000u64).into_par_iter()), Ok(50_000));
-        assert_eq!(f.len(), 50_000);
+        assert_eq!(f.par_insert_all((0..n).into_par_iter()), Ok(n as usize));
+        assert_eq!(f.len(), n as usize);
         assert!(f.table_count() > 1);
-        assert!((0..50_000u64).all(|i| f.contains(&i)));
+        assert!((0..n).all(|i| f.contains(&i)));
         // Copies of one item beyond what its buckets hold in a large table.
         let g = GrowableCuckooFilter::with_capacity(100_000);
         let err = g.par_insert_all(vec![7u32; 20]).unwrap_err();
@@ -508,20 +520,21 @@ mod tests {
 
     #[test]
     fn concurrent_with_other_threads() {
-        let f = CuckooFilter::with_capacity(400_000);
+        let (bulk, one_by_one) = (scaled(300_000), scaled(100_000));
+        let f = CuckooFilter::with_capacity((bulk + one_by_one) as usize);
         std::thread::scope(|s| {
             s.spawn(|| {
-                for i in 0..100_000u64 {
+                for i in 0..one_by_one {
                     f.insert(&(i + (1 << 40))).unwrap();
                 }
             });
             assert_eq!(
-                f.par_insert_all((0..300_000u64).into_par_iter()),
-                Ok(300_000)
+                f.par_insert_all((0..bulk).into_par_iter()),
+                Ok(bulk as usize)
             );
         });
-        assert_eq!(f.len(), 400_000);
-        assert!((0..300_000u64).all(|i| f.contains(&i)));
-        assert!((0..100_000u64).all(|i| f.contains(&(i + (1 << 40)))));
+        assert_eq!(f.len(), (bulk + one_by_one) as usize);
+        assert!((0..bulk).all(|i| f.contains(&i)));
+        assert!((0..one_by_one).all(|i| f.contains(&(i + (1 << 40)))));
     }
 }
