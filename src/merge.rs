@@ -205,7 +205,15 @@ impl<S: PartialEq> GrowableCuckooFilter<S> {
         self.with_tables(|ours| {
             let mut merged = 0;
             for (k, fps) in theirs.iter().enumerate() {
-                merged = merge_table(&ours[k], fps, merged, total)?;
+                let result = merge_table(&ours[k], fps, merged, total);
+                // What went in, recorded in the summary of the older tables
+                // if table k is (or is being) put behind it.
+                let now = match result {
+                    Ok(now) | Err(MergeError::Full { merged: now, .. }) => now,
+                    Err(_) => merged,
+                };
+                self.record_merged(k, &fps[..now - merged]);
+                merged = result?;
             }
             Ok(())
         })

@@ -21,7 +21,7 @@
 
 use crate::error::BuildError;
 use crate::fingerprint::FingerprintBits;
-use crate::CuckooFilter;
+use crate::{CuckooFilter, GrowableCuckooFilter};
 
 /// A filter of exactly `buckets` buckets (even, 2 to 2^32), of `bits`-bit
 /// fingerprints, hashing with `hasher`. Any other bucket count is refused
@@ -72,6 +72,77 @@ impl<S> TableHooks for CuckooFilter<S> {
             .into_iter()
             .filter(|&(b, f)| f == fp && (b == i1 || b == i2))
             .count()
+    }
+}
+
+/// Steps of a growable filter's growth and covering, one at a time, for the
+/// loom models of covering (`loom-tests/tests/cover.rs`).
+///
+/// ```
+/// use lockfree_cuckoo_filter::test_hooks::GrowableHooks;
+/// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+///
+/// let f = GrowableCuckooFilter::builder().initial_capacity(0).build()?;
+/// let hash = f.hash_into(0, 1, 0x5a);
+/// assert!(f.insert_hash_into(0, hash));
+/// f.grow_now();
+/// f.grow_now();
+/// assert_eq!(f.covered_tables(), 0);
+/// f.cover_now();
+/// assert_eq!(f.covered_tables(), 1);
+/// assert!(f.contains_hash(hash));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait GrowableHooks {
+    /// Publishes one more table, as a growth does, but without covering.
+    fn grow_now(&self);
+
+    /// Puts the older tables behind the summary, as a growth does after
+    /// publishing its table.
+    fn cover_now(&self);
+
+    /// How many of the oldest tables are behind the summary.
+    fn covered_tables(&self) -> usize;
+
+    /// Inserts the item of `hash` into table `table` of the chain (0 the
+    /// oldest), as an insert that reaches an older table does (through a
+    /// chain loaded before a growth, or past a crowded bucket pair), and
+    /// records it; whether it went in.
+    fn insert_hash_into(&self, table: usize, hash: u64) -> bool;
+
+    /// A hash whose first bucket in table `table` is `bucket` and whose
+    /// fingerprint there is `fp`.
+    fn hash_into(&self, table: usize, bucket: u64, fp: u32) -> u64;
+
+    /// `(first bucket, second bucket, fingerprint)` of a hash in table
+    /// `table`.
+    fn position_in(&self, table: usize, hash: u64) -> (u64, u64, u32);
+}
+
+impl<S> GrowableHooks for GrowableCuckooFilter<S> {
+    fn grow_now(&self) {
+        self.grow_without_covering();
+    }
+
+    fn cover_now(&self) {
+        self.cover();
+    }
+
+    fn covered_tables(&self) -> usize {
+        self.covered_tables()
+    }
+
+    fn insert_hash_into(&self, table: usize, hash: u64) -> bool {
+        self.insert_hash_into_table(table, hash)
+    }
+
+    fn hash_into(&self, table: usize, bucket: u64, fp: u32) -> u64 {
+        self.with_tables(|tables| tables[table].hash_for(bucket, fp))
+    }
+
+    fn position_in(&self, table: usize, hash: u64) -> (u64, u64, u32) {
+        let p = self.with_tables(|tables| tables[table].position(hash));
+        (p.i1, p.i2, p.fp)
     }
 }
 

@@ -6,8 +6,10 @@
 //!
 //! # Growth factor
 //!
-//! Every table stays until the filter is dropped, and every lookup reads two
-//! buckets of each, so the factor trades memory for lookup cost. Doubling keeps
+//! Every table stays until the filter is dropped, and a lookup reads two
+//! buckets of each (of the older ones only when their summary sends it
+//! there: see "Covering" in [`super`]), so the factor trades memory for
+//! lookup cost. Doubling keeps
 //! the memory just after a growth at about twice what the items need, but a
 //! filter grown from 1000 items to 4 M then has 13 tables, and each table also
 //! spends a share of the false-positive budget, so the later ones need longer
@@ -44,6 +46,7 @@
 //! both, so that saved filters still load; if such a chain's budget runs out,
 //! growth fails with [`InsertError::RateExhausted`] and changes nothing.
 
+use super::summary::Summary;
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
 use crate::sync::published::Arc;
@@ -214,10 +217,20 @@ fn grown_from(before: u64, after: u64) -> bool {
     after == next_buckets(before) || after == (2 * before).min(MAX_BUCKETS)
 }
 
-/// The tables, oldest first (never empty), and the sum of their bounds.
+/// The tables, oldest first (never empty), the sum of their bounds, and the
+/// summary of the older tables (see [`super::summary`] and "Covering" in the
+/// module documentation of [`super`]).
 pub(super) struct Chain {
     tables: Box<[Arc<AnyTable>]>,
     spent: f64,
+    /// `tables[..covered]` are looked in only when `summary` may hold the
+    /// item: every item they hold has its key in `summary`.
+    covered: usize,
+    summary: Option<Arc<Summary>>,
+    /// A covering under way: the summary it fills and how many of the oldest
+    /// tables it will cover. An insert into one of those tables records its
+    /// item in it.
+    pending: Option<(Arc<Summary>, usize)>,
 }
 
 impl Chain {
@@ -226,6 +239,9 @@ impl Chain {
         Self {
             spent: bound(table.bits()),
             tables: Box::new([Arc::new(table)]),
+            covered: 0,
+            summary: None,
+            pending: None,
         }
     }
 
@@ -243,7 +259,13 @@ impl Chain {
             return Err("the tables' false-positive bounds exceed the rate");
         }
         let tables = tables.into_iter().map(Arc::new).collect();
-        Ok(Chain { tables, spent })
+        Ok(Chain {
+            tables,
+            spent,
+            covered: 0,
+            summary: None,
+            pending: None,
+        })
     }
 
     /// The tables, oldest first.
@@ -282,7 +304,110 @@ impl Chain {
         Ok(Chain {
             tables: tables.into_boxed_slice(),
             spent: self.spent + bound(bits),
+            covered: self.covered,
+            summary: self.summary.clone(),
+            pending: self.pending.clone(),
         })
+    }
+
+    /// Whether `probe` answers yes in a table of the chain, newest first (see
+    /// [`any_of`]): the tables not covered, then, if the summary may hold the
+    /// item, the covered ones.
+    #[inline]
+    pub(super) fn any_of(&self, hash: u64, probe: impl Probe) -> bool {
+        any_of(&self.tables[self.covered..], hash, probe) || self.any_covered(hash, probe)
+    }
+
+    /// [`Self::any_of`] on the tables before the newest.
+    pub(super) fn any_older(&self, hash: u64, probe: impl Probe) -> bool {
+        let older = &self.tables[..self.tables.len() - 1];
+        any_of(&older[self.covered.min(older.len())..], hash, probe)
+            || self.any_covered(hash, probe)
+    }
+
+    /// Whether `probe` answers yes in a covered table that the summary sends
+    /// the item to.
+    #[inline]
+    fn any_covered(&self, hash: u64, probe: impl Probe) -> bool {
+        match &self.summary {
+            Some(summary) if self.covered > 0 && summary.may_hold(hash) => {
+                any_of(&self.tables[..self.covered], hash, probe)
+            }
+            _ => false,
+        }
+    }
+
+    /// How many of the oldest tables are covered, and their summary.
+    pub(super) fn covered(&self) -> (usize, Option<&Arc<Summary>>) {
+        (self.covered, self.summary.as_ref())
+    }
+
+    /// The summaries that must hold the key of an item put into table
+    /// `table` (its index in the chain): the chain's, if it covers the table,
+    /// and a pending covering's, if it will.
+    pub(super) fn summaries_of(&self, table: usize) -> impl Iterator<Item = &Summary> {
+        let summary = self.summary.as_deref().filter(|_| table < self.covered);
+        let pending = self.pending.as_ref().filter(|(_, c)| table < *c);
+        summary.into_iter().chain(pending.map(|(s, _)| &**s))
+    }
+
+    /// How many of the oldest tables a covering should cover now, and the
+    /// slots they have: the tables of the first table's width, all but the
+    /// two newest of the chain (the tables most items are in, and the ones
+    /// inserts still go to). `None` if that is no more than are covered, or a
+    /// covering is under way.
+    pub(super) fn to_cover(&self) -> Option<(usize, u64)> {
+        if self.pending.is_some() {
+            return None;
+        }
+        let width = self.tables[0].bits();
+        let run = self.tables.iter().take_while(|t| t.bits() == width).count();
+        let target = run.min(self.tables.len().saturating_sub(2));
+        let slots = self.tables[..target].iter().map(|t| t.slots() as u64).sum();
+        (target > self.covered).then_some((target, slots))
+    }
+
+    /// This chain with a covering of `target` tables under way, filling
+    /// `summary`.
+    pub(super) fn with_pending(&self, summary: Arc<Summary>, target: usize) -> Chain {
+        Chain {
+            pending: Some((summary, target)),
+            ..self.same_tables()
+        }
+    }
+
+    /// This chain with its covering finished: if `done`, the pending summary
+    /// covers its tables; if not, nothing more is covered.
+    pub(super) fn with_pending_done(&self, done: bool) -> Chain {
+        let mut next = self.same_tables();
+        if let (true, Some((summary, target))) = (done, &self.pending) {
+            next.summary = Some(summary.clone());
+            next.covered = *target;
+        }
+        next
+    }
+
+    /// The pending covering's summary, if one is under way.
+    pub(super) fn pending(&self) -> Option<&Arc<Summary>> {
+        self.pending.as_ref().map(|(s, _)| s)
+    }
+
+    /// A copy of this chain with no covering under way.
+    fn same_tables(&self) -> Chain {
+        Chain {
+            tables: self.tables.clone(),
+            spent: self.spent,
+            covered: self.covered,
+            summary: self.summary.clone(),
+            pending: None,
+        }
+    }
+
+    /// The summaries this chain holds (for the memory they use).
+    pub(super) fn summaries(&self) -> impl Iterator<Item = &Arc<Summary>> {
+        self.summary
+            .iter()
+            .chain(self.pending.iter().map(|(s, _)| s))
     }
 
     /// The layouts (width, bucket count) of this chain's tables, oldest first,

@@ -23,7 +23,8 @@
 //!   because a table filled up or another growth completed.
 //! - An insert into table k (even through a chain that is no longer current)
 //!   stays in table k, and every later chain holds table k. `contains` and
-//!   `remove` check every table of the chain they load. A `contains` that starts
+//!   `remove` check every table of the chain they load (the covered ones
+//!   through the summary, see "Covering" below). A `contains` that starts
 //!   after an insert returned loads a chain at least as new as the one the
 //!   insert used (the insert's load of the pointer happens-before the
 //!   `contains`'s, and by read-read coherence it reads the same or a later
@@ -37,8 +38,54 @@
 //! Each new table gets fingerprints long enough that the tables' bounds sum to
 //! less than the rate asked for, however long the chain: see [`chain`], where
 //! the rules of what growth can produce live.
+//!
+//! # Covering
+//!
+//! A lookup of an absent item would read two buckets of every table; grown
+//! from 1000 items to 4 M, seven tables. So after each growth the thread that
+//! grew puts the oldest tables, all but the two newest (where most items are
+//! and inserts go), behind one [`summary`]: a bitmap of keys computed from
+//! what those tables hold, which a lookup reads first, looking in those
+//! tables only if its key is set (about one absent item in ten). The key of
+//! an item is fixed by its bucket pair and fingerprint, so moves inside a
+//! table do not change it, and it can be read from the tables without the
+//! items' hashes.
+//!
+//! Covering in three steps, none waiting for another thread:
+//! 1. *Announce*: publish a chain with the covering pending (its summary and
+//!    how many tables it will cover). If a covering is under way already, do
+//!    nothing.
+//! 2. *Read* the tables into the summary, each word by a read-modify-write
+//!    that leaves it unchanged, and the relocation counters before and after
+//!    ([`Table::read_fingerprints`](crate::table::Table::read_fingerprints));
+//!    a reading during which something moved or was taken is done again, up
+//!    to three times.
+//! 3. *Publish* the chain that covers the tables with the summary, or, if a
+//!    reading never held still, the chain without the covering.
+//!
+//! Inserts still reach covered tables (through a chain loaded before the
+//! growth, or past a crowded bucket pair of the newest table, or by `merge`),
+//! so every insert, having put its item, loads the chain and records the item
+//! in the summary of a covering that covers or will cover its table. Either
+//! the reading saw the put, or it did not: then the put came after the
+//! reading's read-modify-write of that word in the word's modification order,
+//! so the put (an AcqRel CAS) synchronized with it, the announcement (a
+//! Release CAS of the chain before the reading) happens-before the insert's
+//! load of the chain, and the insert records its item. A lookup that starts
+//! after the insert returned loads that chain or a later one, whose summary
+//! holds the item's key or was read after the put. The loom models in
+//! `loom-tests/tests/cover.rs` check both halves: with either the record or
+//! the read-modify-write taken out, they find a lookup that misses the item.
+//!
+//! Summaries are kept until the filter is dropped, as chains are; a covering
+//! whose summary would have the size of the current one extends it instead
+//! of replacing it. `clear` leaves their bits set: items that are gone only
+//! send lookups to the tables. Covering costs the thread that grew one
+//! reading of the older tables (about an eighth of the items); on the
+//! filter grown to 4 M items it adds 2 MiB of summary to 12 MiB of tables.
 
 mod chain;
+mod summary;
 
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
@@ -63,6 +110,7 @@ use crate::CuckooFilter; // only linked to from the docs
 use chain::{bound, width_for};
 pub(crate) use chain::{check_shape, check_table_count};
 use chain::{Chain, Contains, Remove};
+use summary::Summary;
 
 /// The default false-positive rate of a growable filter (16-bit fingerprints
 /// in the first tables).
@@ -71,7 +119,8 @@ const DEFAULT_RATE: f64 = 1e-3;
 /// The default capacity of the first table, in items: small enough to cost
 /// little (about 2 KiB), large enough that a filter that ends up with a
 /// million items gets there in five growths (about nine from a first table
-/// of two buckets; each table costs every lookup two more bucket reads).
+/// of two buckets; each table costs a lookup two more bucket reads until it
+/// is covered).
 const DEFAULT_INITIAL_CAPACITY: usize = 1000;
 
 /// A concurrent, lock-free cuckoo filter that grows: `insert` never fails for
@@ -85,10 +134,13 @@ const DEFAULT_INITIAL_CAPACITY: usize = 1000;
 /// the current one, or allocate too (one allocation wins, the others are
 /// dropped).
 ///
-/// Every table stays until the filter is dropped: `contains` and `remove` look
-/// in all of them (two buckets each, newest first), so lookups cost more as the
-/// chain lengthens. Start with a capacity near the expected size when it is
-/// known.
+/// Every table stays until the filter is dropped. `contains` and `remove` look
+/// in the two newest (two buckets each), then read one bit of a summary of
+/// what the older ones hold, and look in those only if it is set (about one
+/// absent item in ten): grown from 1000 items to 4 M, seven tables, a lookup
+/// of an absent item costs about three times one in a filter sized for 4 M,
+/// where reading all seven tables cost five. Start with a capacity near the
+/// expected size when it is known.
 ///
 /// Guarantees: those of [`CuckooFilter`] (no false negatives, lock-free,
 /// exact `len` when quiescent, failed inserts change nothing), and a
@@ -198,7 +250,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
-        self.insert_into(self.chain(), |t| t.insert_hash(hash).map(|()| true))
+        self.insert_into(self.chain(), hash, |t| t.insert_hash(hash).map(|()| true))
             .map(|_| ())
     }
 
@@ -219,30 +271,34 @@ impl<S> GrowableCuckooFilter<S> {
         // module documentation: a later load sees a chain at least as new), so
         // every such item is looked for. Tables of later chains that the loop
         // skips hold only items inserted during this call: racers.
-        if chain::any_of(chain.older(), hash, Contains) {
+        if chain.any_older(hash, Contains) {
             return Ok(false);
         }
-        self.insert_into(chain, |t| t.insert_hash_if_absent(hash))
+        self.insert_into(chain, hash, |t| t.insert_hash_if_absent(hash))
     }
 
-    /// The growth loop of every insert: `insert(table)` into the newest table
-    /// of `chain` (loaded by the caller); if that table is full,
-    /// into an older one (when the newest is not full enough to grow: one
-    /// crowded bucket pair), or into the table a growth adds.
+    /// The growth loop of every insert of the item of `hash`: `insert(table)`
+    /// into the newest table of `chain` (loaded by the caller); if that table
+    /// is full, into an older one (when the newest is not full enough to grow:
+    /// one crowded bucket pair), or into the table a growth adds. An item
+    /// added is [recorded](Self::record) before this returns.
     fn insert_into<'a>(
         &'a self,
         mut chain: Current<'a, Chain>,
+        hash: u64,
         insert: impl Fn(&AnyTable) -> Result<bool, Full>,
     ) -> Result<bool, InsertError> {
         loop {
+            let newest = chain.tables().len() - 1;
             if let Ok(added) = insert(chain.newest()) {
-                return Ok(added);
+                return Ok(self.record(added, newest, hash));
             }
             if !chain.should_grow() {
                 // One bucket pair is crowded, not the table: an older table may
                 // still have room for this item.
-                if let Some(added) = chain.older().iter().rev().find_map(|t| insert(t).ok()) {
-                    return Ok(added);
+                let mut older = chain.older().iter().enumerate().rev();
+                if let Some((k, added)) = older.find_map(|(k, t)| Some((k, insert(t).ok()?))) {
+                    return Ok(self.record(added, k, hash));
                 }
                 let now = self.chain();
                 if now.same(chain) {
@@ -253,6 +309,25 @@ impl<S> GrowableCuckooFilter<S> {
             }
             chain = self.grow_from(chain)?;
         }
+    }
+
+    /// Records the item of `hash`, if `added` into table `table` (its index in
+    /// the chain), in every summary that covers or will cover that table (see
+    /// "Covering" in the module documentation); returns `added`.
+    ///
+    /// The chain is loaded after the put: a covering that read the put's word
+    /// before the put announced itself (with a Release CAS of the chain)
+    /// before reading, and the put, an AcqRel CAS of that word, synchronized
+    /// with the reading's read-modify-write, so this load sees the
+    /// announcement, or a later chain.
+    #[inline]
+    fn record(&self, added: bool, table: usize, hash: u64) -> bool {
+        if added {
+            for summary in self.chain().summaries_of(table) {
+                summary.record_hash(hash);
+            }
+        }
+        added
     }
 
     /// Publishes a chain one table longer than `seen`, or finds that another
@@ -268,7 +343,10 @@ impl<S> GrowableCuckooFilter<S> {
         }
         let next = seen.grown(self.rate)?;
         match self.chain.replace(seen, next) {
-            Ok(ours) => Ok(ours),
+            Ok(ours) => {
+                self.cover();
+                Ok(ours)
+            }
             // Another thread's table won; ours is dropped here.
             Err((_ours, theirs)) => Ok(theirs),
         }
@@ -309,7 +387,7 @@ impl<S> GrowableCuckooFilter<S> {
         // the first hit, or oldest first with the newest tables' buckets
         // requested up front measured slower, the last on present keys: see
         // the growth example's notes.)
-        self.with_tables(|tables| chain::any_of(tables, hash, Contains))
+        self.chain().any_of(hash, Contains)
     }
 
     /// Answers [`contains_hash`](Self::contains_hash) for each hash, writing
@@ -329,11 +407,10 @@ impl<S> GrowableCuckooFilter<S> {
     /// ```
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) -> usize {
         let n = hashes.len().min(out.len());
-        self.with_tables(|tables| {
-            for (hs, os) in hashes[..n].chunks(BLOCK).zip(out[..n].chunks_mut(BLOCK)) {
-                answer_block(tables, hs, os);
-            }
-        });
+        let chain = self.chain();
+        for (hs, os) in hashes[..n].chunks(BLOCK).zip(out[..n].chunks_mut(BLOCK)) {
+            answer_block(&chain, hs, os);
+        }
         n
     }
 
@@ -370,7 +447,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
-        self.with_tables(|tables| chain::any_of(tables, hash, Remove))
+        self.chain().any_of(hash, Remove)
     }
 
     /// The number of items: successful inserts minus successful removes, over
@@ -510,10 +587,23 @@ impl<S> GrowableCuckooFilter<S> {
             .replaced()
             .map(|c| std::mem::size_of::<Chain>() + std::mem::size_of_val(c.tables()))
             .sum();
+        // The summaries of this chain and of the ones it replaced, each once
+        // (consecutive chains share theirs).
+        let mut summaries: Vec<&Arc<Summary>> = Vec::new();
+        for s in std::iter::once(&*chain)
+            .chain(chain.replaced())
+            .flat_map(Chain::summaries)
+        {
+            if !summaries.iter().any(|seen| Arc::ptr_eq(seen, s)) {
+                summaries.push(s);
+            }
+        }
+        let summaries: usize = summaries.iter().map(|s| s.memory_usage()).sum();
         std::mem::size_of::<Self>()
             + std::mem::size_of::<Chain>()
             + std::mem::size_of_val(chain.tables())
             + kept
+            + summaries
             // Each table is its own allocation, behind its `Arc`.
             + chain
                 .tables()
@@ -565,6 +655,90 @@ impl<S> GrowableCuckooFilter<S> {
     }
 }
 
+/// Covering: the older tables behind one summary.
+impl<S> GrowableCuckooFilter<S> {
+    /// Puts the oldest tables of the current chain behind a summary, if
+    /// [`Chain::to_cover`] says more should be: announces the covering by
+    /// publishing a chain with it pending, reads the tables into the summary,
+    /// and publishes the chain that covers them, or, if a reading could not
+    /// be believed three times, the chain without the covering (lookups then
+    /// keep looking in those tables). No thread waits for this: inserts meanwhile
+    /// record their items in the pending summary themselves, and a thread that
+    /// finds a covering under way does not start another.
+    #[cold]
+    pub(crate) fn cover(&self) {
+        let (summary, from, target) = loop {
+            let now = self.chain();
+            let Some((target, slots)) = now.to_cover() else {
+                return;
+            };
+            let first = &now.tables()[0];
+            let (summary, from) = match now.covered() {
+                (covered, Some(current)) if current.fits(slots) => (current.clone(), covered),
+                _ => match Summary::new(first.bits(), first.buckets(), slots) {
+                    Ok(summary) => (Arc::new(summary), 0),
+                    Err(_) => return,
+                },
+            };
+            if self
+                .chain
+                .replace(now, now.with_pending(summary.clone(), target))
+                .is_ok()
+            {
+                break (summary, from, target);
+            }
+        };
+        let done = self.with_tables(|tables| {
+            tables[from..target].iter().all(|t| {
+                (0..3).any(|_| t.read_fingerprints(|b, fp| summary.record_entry(t, b, fp)))
+            })
+        });
+        loop {
+            let now = self.chain();
+            debug_assert!(now.pending().is_some_and(|p| Arc::ptr_eq(p, &summary)));
+            if self.chain.replace(now, now.with_pending_done(done)).is_ok() {
+                return;
+            }
+        }
+    }
+
+    /// Records entries merged into table `table` (its index in the chain) in
+    /// every summary that covers or will cover it, as [`Self::record`] does
+    /// for an inserted item.
+    pub(crate) fn record_merged(&self, table: usize, entries: &[(u32, u32)]) {
+        let chain = self.chain();
+        let t = &chain.tables()[table];
+        for summary in chain.summaries_of(table) {
+            for &(bucket, fp) in entries {
+                summary.record_entry(t, u64::from(bucket), fp);
+            }
+        }
+    }
+
+    /// How many of the oldest tables are behind the summary.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(crate) fn covered_tables(&self) -> usize {
+        self.chain().covered().0
+    }
+
+    /// [`Self::grow_from`] without the covering (for the test hooks).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn grow_without_covering(&self) {
+        let seen = self.chain();
+        if let Ok(next) = seen.grown(self.rate) {
+            let _ = self.chain.replace(seen, next);
+        }
+    }
+
+    /// The fallback of [`Self::insert_into`] into an older table, alone (for
+    /// the test hooks).
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn insert_hash_into_table(&self, table: usize, hash: u64) -> bool {
+        let added = self.with_tables(|tables| tables[table].insert_hash(hash).is_ok());
+        self.record(added, table, hash)
+    }
+}
+
 /// For the byte format: a filter from a decoded chain.
 impl<S> GrowableCuckooFilter<S> {
     /// A filter whose chain is `tables` (oldest first), or why growth could
@@ -574,11 +748,13 @@ impl<S> GrowableCuckooFilter<S> {
         rate: f64,
         hasher: S,
     ) -> Result<Self, &'static str> {
-        Ok(Self {
+        let filter = Self {
             chain: Published::new(Chain::from_tables(tables, rate)?),
             rate,
             hasher,
-        })
+        };
+        filter.cover();
+        Ok(filter)
     }
 }
 
@@ -660,14 +836,13 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     pub fn contains_batch<T: Hash>(&self, items: &[T], out: &mut [bool]) -> usize {
         let n = items.len().min(out.len());
         let mut hashes = [0u64; BLOCK];
-        self.with_tables(|tables| {
-            for (is, os) in items[..n].chunks(BLOCK).zip(out[..n].chunks_mut(BLOCK)) {
-                for (h, item) in hashes.iter_mut().zip(is) {
-                    *h = self.hasher.hash_one(item);
-                }
-                answer_block(tables, &hashes[..is.len()], os);
+        let chain = self.chain();
+        for (is, os) in items[..n].chunks(BLOCK).zip(out[..n].chunks_mut(BLOCK)) {
+            for (h, item) in hashes.iter_mut().zip(is) {
+                *h = self.hasher.hash_one(item);
             }
-        });
+            answer_block(&chain, &hashes[..is.len()], os);
+        }
         n
     }
 
@@ -695,10 +870,40 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
 /// On the filter grown to 4 M items (seven tables) misses ran at 33 M/s
 /// where taking 16 lookups through every table at a time ran at 17 to 21:
 /// passes of 16 were too short to pipeline (see the growth example).
-fn answer_block(tables: &[Arc<AnyTable>], hashes: &[u64], out: &mut [bool]) {
+///
+/// The covered tables get only the items still not found that the summary
+/// sends to them, gathered into one shorter list.
+fn answer_block(chain: &Chain, hashes: &[u64], out: &mut [bool]) {
+    let (covered, summary) = chain.covered();
+    let tables = chain.tables();
+    out.fill(false);
+    if answer_in(&tables[covered..], hashes, out) {
+        return;
+    }
+    let Some(summary) = summary.filter(|_| covered > 0) else {
+        return;
+    };
+    let (mut index, mut sent, mut n) = ([0u16; BLOCK], [0u64; BLOCK], 0);
+    for (k, (&h, &o)) in hashes.iter().zip(out.iter()).enumerate() {
+        if !o && summary.may_hold(h) {
+            // `k` < `BLOCK` = 1024.
+            (index[n], sent[n]) = (k as u16, h);
+            n += 1;
+        }
+    }
+    let mut answers = [false; BLOCK];
+    answer_in(&tables[..covered], &sent[..n], &mut answers[..n]);
+    for (&k, &a) in index[..n].iter().zip(&answers[..n]) {
+        out[usize::from(k)] |= a;
+    }
+}
+
+/// One pipelined pass over `hashes` per table of `tables`, newest first,
+/// OR-ing the answers into `out` (false where nothing is found yet), until
+/// every item is found; whether every one was.
+fn answer_in(tables: &[Arc<AnyTable>], hashes: &[u64], out: &mut [bool]) -> bool {
     let mut found = [false; BLOCK];
     let found = &mut found[..hashes.len()];
-    out.fill(false);
     for t in tables.iter().rev() {
         t.contains_batch(hashes, found, |&h| h);
         let mut all = true;
@@ -707,9 +912,10 @@ fn answer_block(tables: &[Arc<AnyTable>], hashes: &[u64], out: &mut [bool]) {
             all &= *o;
         }
         if all {
-            break;
+            return true;
         }
     }
+    false
 }
 
 impl<S> fmt::Debug for GrowableCuckooFilter<S> {
@@ -718,6 +924,7 @@ impl<S> fmt::Debug for GrowableCuckooFilter<S> {
             .field("len", &self.len())
             .field("capacity", &self.capacity())
             .field("tables", &self.table_count())
+            .field("covered_tables", &self.chain().covered().0)
             .field("false_positive_rate", &self.false_positive_rate())
             .field("max_false_positive_rate", &self.rate)
             .field("memory_usage", &self.memory_usage())
@@ -1072,6 +1279,85 @@ mod tests {
         assert!(chain_buckets <= 2 * sized, "{chain_buckets} vs {sized}");
     }
 
+    /// A filter grown from 100 items to seven tables, its five oldest behind
+    /// the summary, and its items.
+    fn covered_filter() -> (GrowableCuckooFilter, u64) {
+        let f = GrowableCuckooFilter::builder()
+            .initial_capacity(100)
+            .seed(7)
+            .build()
+            .unwrap();
+        let mut n = 0u64;
+        while f.table_count() < 7 || n % 1000 != 0 {
+            f.insert(&n).unwrap();
+            n += 1;
+        }
+        assert_eq!(f.covered_tables(), 5);
+        (f, n)
+    }
+
+    #[test]
+    fn older_tables_behind_the_summary_miss_nothing() {
+        let (f, n) = covered_filter();
+        assert!((0..n).all(|i| f.contains(&i)));
+        // Batched lookups agree, present and absent items alike.
+        let items: Vec<u64> = (0..2 * n).collect();
+        let mut out = vec![false; items.len()];
+        f.contains_batch(&items, &mut out);
+        assert!(items.iter().zip(&out).all(|(i, &o)| o == f.contains(i)));
+        // Most absent items are answered by the summary alone.
+        let chain = f.chain();
+        let (covered, summary) = chain.covered();
+        let summary = summary.unwrap();
+        let hasher = f.hasher();
+        let passing = (n..2 * n)
+            .filter(|i| summary.may_hold(hasher.hash_one(i)))
+            .count();
+        assert!(passing < n as usize / 5, "{passing} of {n} pass");
+        // The first 100 items are in the first table, behind the summary:
+        // removes find them.
+        assert_eq!(covered, 5);
+        assert!((0..100u64).all(|i| f.remove(&i)));
+        assert!((0..100u64).all(|i| !f.contains(&i) || f.contains(&(i + n))));
+        assert_eq!(f.len() as u64, n - 100);
+        // A decoded filter covers the same tables.
+        let g = GrowableCuckooFilter::from_bytes_with_hasher(&f.to_bytes(), *hasher).unwrap();
+        assert_eq!(g.covered_tables(), 5);
+        assert!((100..n).all(|i| g.contains(&i)));
+    }
+
+    #[test]
+    fn an_insert_into_a_covered_table_records_its_item() {
+        let (f, n) = covered_filter();
+        // An item whose bit is clear, so that only its own insert can set it.
+        let clear = |f: &GrowableCuckooFilter, i: &u64| {
+            let chain = f.chain();
+            !chain.covered().1.unwrap().may_hold(f.hasher().hash_one(i))
+        };
+        let x = (n..).find(|i| clear(&f, i)).unwrap();
+        // The newest table is far from half full, so copies of one item past
+        // its pair's eight slots go into older tables, down to covered ones.
+        let copies = (0..100).take_while(|_| f.insert(&x).is_ok()).count();
+        assert!(copies > 16, "{copies}");
+        // Take the copies of the two uncovered tables: those left are in
+        // covered tables, and only the summary can send a lookup there.
+        for _ in 0..16 {
+            assert!(f.remove(&x));
+        }
+        assert!(f.contains(&x));
+        // Merged entries too, into the first table once it has room.
+        assert!((0..100u64).all(|i| f.remove(&i)));
+        let g = GrowableCuckooFilter::builder()
+            .initial_capacity(100)
+            .seed(7)
+            .build()
+            .unwrap();
+        let y = (x + 1..).find(|i| clear(&f, i)).unwrap();
+        g.insert(&y).unwrap();
+        f.merge(&g).unwrap();
+        assert!(f.contains(&y));
+    }
+
     #[test]
     fn copies_of_one_item_do_not_double_a_large_table() {
         let f = GrowableCuckooFilter::with_capacity(10_000);
@@ -1153,6 +1439,7 @@ mod tests {
             assert!((0..per_thread).all(|i| f.contains_hash(mix(t << 40 | i))));
         }
         assert!(f.table_count() >= 7, "{f:?}");
+        assert!(f.covered_tables() > 0, "{f:?}");
         let bound = f.false_positive_rate();
         assert!(bound <= rate);
         let probes = 1_000_000u64;

@@ -238,6 +238,18 @@ impl AnyTable {
     pub(crate) fn clear(&self) {
         dispatch!(self, t => t.clear())
     }
+
+    /// The other bucket of fingerprint `fp` in bucket `bucket` (see
+    /// [`Table::alternate`]).
+    pub(crate) fn alternate(&self, bucket: u64, fp: u32) -> u64 {
+        dispatch!(self, t => t.alternate(bucket, fp))
+    }
+
+    /// Reads every occupied slot while others may use the table, and says
+    /// whether the reading may be believed (see [`Table::read_fingerprints`]).
+    pub(crate) fn read_fingerprints(&self, f: impl FnMut(u64, u32)) -> bool {
+        dispatch!(self, t => t.read_fingerprints(f))
+    }
 }
 
 /// For tests and the `test-hooks` feature ([`crate::test_hooks`]): aim items

@@ -641,6 +641,46 @@ impl<W: Width> Table<W> {
         Ok(table)
     }
 
+    /// Calls `f(bucket, fingerprint)` for every occupied slot, as
+    /// [`Self::for_each_fingerprint`], and returns whether the reading may be
+    /// believed: that no fingerprint moved and none was taken while it read.
+    /// Then every fingerprint the table held throughout was passed to `f` at
+    /// one of the two buckets of its pair (a growable filter's summary keeps
+    /// keys that name the pair, not the bucket, so either will do).
+    ///
+    /// A reading of one bucket after another can miss a fingerprint that moves
+    /// from a bucket not yet read to one already read. Moves are announced on
+    /// their pair's stripe between their copy and their clear (see
+    /// [`relocation`]), so, as for a lookup, the counters of every stripe read
+    /// before the buckets and again after tell whether one happened: the
+    /// reading that sees a cleared word (Acquire) sees the bump that preceded
+    /// the clear.
+    ///
+    /// Each word is read by a read-modify-write that leaves it as it is
+    /// (`fetch_or(0)`, AcqRel) rather than by a load: that places the reading
+    /// in the word's modification order, so a put into the word is either
+    /// before it (and read) or after it, and then the put, an AcqRel CAS,
+    /// synchronizes with it, and the putting thread sees whatever the reader
+    /// published before reading (the growable filter's pending summary, which
+    /// tells it to record its own item). Value-compared CASes of other
+    /// threads are unaffected by a write of the same value.
+    pub(crate) fn read_fingerprints(&self, mut f: impl FnMut(u64, u32)) -> bool {
+        let before = self.relocations.counts();
+        for bucket in 0..self.buckets {
+            let locus = self.locus(bucket);
+            let mut words = [0; 2];
+            for (k, w) in words.iter_mut().enumerate().take(W::WORDS_PER_BUCKET) {
+                *w = self.word(locus.index(k)).fetch_or(0, Ordering::AcqRel);
+            }
+            for fp in self.bucket_fingerprints(&words, bucket) {
+                if fp != 0 {
+                    f(bucket, fp);
+                }
+            }
+        }
+        self.relocations.counts_are(&before)
+    }
+
     /// Calls `f(bucket, fingerprint)` for every occupied slot. Exact only when
     /// no operation is in flight.
     pub(crate) fn for_each_fingerprint(&self, mut f: impl FnMut(u64, u32)) {

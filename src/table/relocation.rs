@@ -102,6 +102,21 @@ impl RelocationCounters {
         }
     }
 
+    /// Every stripe's relocation counter, read before a reading of the whole
+    /// table (Acquire, as [`Snapshot::take`]).
+    pub(crate) fn counts(&self) -> Vec<u64> {
+        let counts = self.stripes.iter();
+        counts.map(|s| s.moves.load(Ordering::Acquire)).collect()
+    }
+
+    /// Whether every counter still reads as in `counts` ([`Self::counts`]):
+    /// nothing of the table moved or was taken in between (Acquire, as
+    /// [`Snapshot::unchanged`]).
+    pub(crate) fn counts_are(&self, counts: &[u64]) -> bool {
+        let now = self.stripes.iter().map(|s| s.moves.load(Ordering::Acquire));
+        now.eq(counts.iter().copied())
+    }
+
     /// Bytes held by the counters.
     pub(crate) fn memory_usage(&self) -> usize {
         std::mem::size_of_val(&*self.stripes)

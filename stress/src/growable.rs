@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use lockfree_cuckoo_filter::test_hooks::GrowableHooks;
 use lockfree_cuckoo_filter::GrowableCuckooFilter;
 
 use super::{absent_key, own_key, Config, Rng};
@@ -113,9 +114,11 @@ pub(crate) fn run(cfg: &Config) -> bool {
     let mut ok = first_violation.lock().unwrap().is_none();
     let total: u64 = inserted.iter().sum();
     println!(
-        "growable: {:.2} M ops/s over {elapsed:.1} s; {total} items inserted into {} tables ({:.1} MiB)",
+        "growable: {:.2} M ops/s over {elapsed:.1} s; {total} items inserted into {} tables, \
+         {} behind the summary ({:.1} MiB)",
         ops.load(Ordering::Relaxed) as f64 / elapsed / 1e6,
         filter.table_count(),
+        filter.covered_tables(),
         filter.memory_usage() as f64 / (1 << 20) as f64
     );
     if filter.len() as u64 != total {

@@ -1,0 +1,143 @@
+//! loom models of covering: a growable filter puts its oldest tables behind
+//! one summary of what they hold, read from the tables while other threads
+//! insert into them, and lookups then look in those tables only when the
+//! summary says the item may be there.
+//!
+//! Each model builds a chain of three tables (6, 24 and 96 buckets) by the
+//! test hooks, without covering, then races the covering of the oldest table
+//! against an insert into it (as an insert through a chain loaded before a
+//! growth, or one past a crowded bucket pair, reaches an older table). What
+//! is checked, in every interleaving: the inserting thread finds its item once
+//! its insert returned, and afterwards every item of the covered table is
+//! found, with the table behind the summary.
+//!
+//! Mutations they catch (checked 2026-11-24, preemption bound 2): an insert
+//! that does not record its item in a pending summary
+//! (`insert_during_covering`, both role assignments); the covering reading
+//! the words by plain loads instead of read-modify-writes (the same model);
+//! a reading believed without checking the relocation counters
+//! (`move_during_covering`).
+//!
+//! ```text
+//! RUSTFLAGS="--cfg lockfree_cuckoo_filter_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p loom-tests --release --test cover
+//! ```
+#![cfg(lockfree_cuckoo_filter_loom)]
+
+mod common;
+
+use common::{check, race, Roles};
+use lockfree_cuckoo_filter::test_hooks::GrowableHooks;
+use lockfree_cuckoo_filter::GrowableCuckooFilter;
+use loom::sync::Arc;
+
+/// A chain of three tables (6, 24 and 96 buckets, 16-bit fingerprints),
+/// grown without covering; the first holds `first` (inserted into it).
+fn three_tables(first: &[u64]) -> Arc<GrowableCuckooFilter> {
+    let f = GrowableCuckooFilter::builder()
+        .initial_capacity(4)
+        .seed(1)
+        .build()
+        .unwrap();
+    assert_eq!(
+        f.slots(),
+        24,
+        "the models assume a first table of six buckets"
+    );
+    for &h in first {
+        assert!(f.insert_hash_into(0, h));
+    }
+    f.grow_now();
+    f.grow_now();
+    assert_eq!((f.table_count(), f.covered_tables()), (3, 0));
+    Arc::new(f)
+}
+
+/// Hashes of items whose first bucket in the first table is `bucket` and
+/// whose second is `second`: `n` of them, with distinct fingerprints.
+fn aimed(f: &GrowableCuckooFilter, bucket: u64, second: u64, n: usize) -> Vec<u64> {
+    (1..=u16::MAX as u32)
+        .map(|fp| f.hash_into(0, bucket, fp))
+        .filter(|&h| f.position_in(0, h).1 == second)
+        .take(n)
+        .collect()
+}
+
+/// An insert into the first table while it is being covered: the item is
+/// found by its own thread once the insert returned, and by everyone after,
+/// whether the covering's reading saw it or the insert recorded it.
+fn insert_during_covering(roles: Roles) {
+    check(move || {
+        let f = three_tables(&[]);
+        let x = aimed(&f, 1, 0, 1)[0];
+        let cover = {
+            let f = f.clone();
+            move || f.cover_now()
+        };
+        let insert = {
+            let f = f.clone();
+            move || {
+                assert!(f.insert_hash_into(0, x));
+                assert!(f.contains_hash(x), "own insert missed");
+            }
+        };
+        race(roles, cover, insert);
+        assert_eq!(f.covered_tables(), 1);
+        assert!(f.contains_hash(x), "item of a covered table missed");
+        assert_eq!(f.len(), 1);
+    });
+}
+
+#[test]
+fn insert_during_covering_racer_spawned() {
+    insert_during_covering(Roles::RacerSpawned);
+}
+
+#[test]
+fn insert_during_covering_roles_swapped() {
+    insert_during_covering(Roles::RacerOnMain);
+}
+
+/// An insert into the first table that has to move a fingerprint, while the
+/// table is covered: its pair (buckets 4 and 5) is full, and every
+/// fingerprint there can move only to a bucket the covering reads before
+/// 4 and 5, so a reading that did not check the relocation counters could
+/// miss the one that moves. Every item stays findable.
+fn move_during_covering(roles: Roles) {
+    check(move || {
+        let probe = three_tables(&[]);
+        let mut first = aimed(&probe, 4, 1, 4);
+        first.extend(aimed(&probe, 5, 0, 4));
+        let q = aimed(&probe, 4, 5, 1)[0];
+        drop(probe);
+        let f = three_tables(&first);
+        let cover = {
+            let f = f.clone();
+            move || f.cover_now()
+        };
+        let insert = {
+            let f = f.clone();
+            move || {
+                assert!(f.insert_hash_into(0, q));
+                assert!(f.contains_hash(q), "own insert missed");
+            }
+        };
+        race(roles, cover, insert);
+        assert!(f.contains_hash(q), "inserted item missed");
+        assert!(
+            first.iter().all(|&h| f.contains_hash(h)),
+            "item of a covered table missed"
+        );
+        assert_eq!(f.len(), 9);
+    });
+}
+
+#[test]
+fn move_during_covering_racer_spawned() {
+    move_during_covering(Roles::RacerSpawned);
+}
+
+#[test]
+fn move_during_covering_roles_swapped() {
+    move_during_covering(Roles::RacerOnMain);
+}
