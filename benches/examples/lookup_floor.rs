@@ -507,7 +507,8 @@ fn chains(items: usize, rng: &mut u64) {
             .iter()
             .filter(|&&k| summary.may_hold(xxh3.of(k)))
             .count();
-        let rate = best_rate(|q| summarized_pass(&new, &summary, &old, xxh3, q), &misses);
+        let older = |h| summary.may_hold(h) && chain_holds(&old, h);
+        let rate = best_rate(|q| summarized_pass(&new, xxh3, q, older), &misses);
         println!(
             "| its newest {newest}, the older {} behind one summary ({:.1} MiB, {} entries; \
              {:.1} % of misses pass) | {n} | {rate:.1} | {:.2} |",
@@ -525,7 +526,11 @@ fn chains(items: usize, rng: &mut u64) {
             .zip(&held)
             .map(|(t, keys)| Summary::of_hashes(t, keys.iter().map(|&k| xxh3.of(k))))
             .collect();
-        let rate = best_rate(|q| per_table_pass(&new, &old, &summaries, xxh3, q), &misses);
+        let older = |h| {
+            let mut tables = old.iter().zip(&summaries).rev();
+            tables.any(|(t, s)| s.may_hold(h) && t.look_validated(t.position_of_hash(h)))
+        };
+        let rate = best_rate(|q| summarized_pass(&new, xxh3, q, older), &misses);
         println!(
             "| its newest {newest}, each older one behind its own summary ({} bits a slot, \
              {:.2} MiB) | {n} | {rate:.1} | {:.2} |",
@@ -651,46 +656,22 @@ impl Summary {
     }
 }
 
-/// One pass over `queries` of the `new` tables, then, for the keys that pass
-/// `summary`, the `old` ones; the number found.
+/// One pass over `queries` of the `new` tables, then, for each key they do
+/// not hold, `older(hash)`: whether the older tables, behind their summary
+/// or summaries, hold it; the number found. Out of line, one copy per
+/// `older`, as [`pass`] is.
 #[inline(never)]
 fn summarized_pass(
     new: &[&Model<Xxh3, false>],
-    summary: &Summary,
-    old: &[&Model<Xxh3, false>],
     hash: Xxh3,
     queries: &[u64],
+    older: impl Fn(u64) -> bool,
 ) -> u64 {
     queries
         .iter()
         .map(|&k| {
             let h = hash.of(k);
-            u64::from(chain_holds(new, h) || (summary.may_hold(h) && chain_holds(old, h)))
-        })
-        .sum()
-}
-
-/// One pass over `queries` of the `new` tables, then of each `old` table
-/// whose summary the key passes; the number found.
-#[inline(never)]
-fn per_table_pass(
-    new: &[&Model<Xxh3, false>],
-    old: &[&Model<Xxh3, false>],
-    summaries: &[Summary],
-    hash: Xxh3,
-    queries: &[u64],
-) -> u64 {
-    queries
-        .iter()
-        .map(|&k| {
-            let h = hash.of(k);
-            let older = old.iter().zip(summaries).rev();
-            u64::from(
-                chain_holds(new, h)
-                    || older
-                        .into_iter()
-                        .any(|(t, s)| s.may_hold(h) && t.look_validated(t.position_of_hash(h))),
-            )
+            u64::from(chain_holds(new, h) || older(h))
         })
         .sum()
 }

@@ -6,17 +6,19 @@
 //! Each model builds a chain of three tables (6, 24 and 96 buckets) by the
 //! test hooks, without covering, then races the covering of the oldest table
 //! against an insert into it (as an insert through a chain loaded before a
-//! growth, or one past a crowded bucket pair, reaches an older table). What
-//! is checked, in every interleaving: the inserting thread finds its item once
-//! its insert returned, and afterwards every item of the covered table is
-//! found, with the table behind the summary.
+//! growth, or one past a crowded bucket pair, reaches an older table), or
+//! against lookups of its items. What is checked, in every interleaving: the
+//! inserting thread finds its item once its insert returned, lookups find the
+//! table's items throughout, and afterwards every item of the covered table
+//! is found, with the table behind the summary.
 //!
-//! Mutations they catch (checked 2026-11-24, preemption bound 2): an insert
-//! that does not record its item in a pending summary
-//! (`insert_during_covering`, both role assignments); the covering reading
-//! the words by plain loads instead of read-modify-writes (the same model);
-//! a reading believed without checking the relocation counters
-//! (`move_during_covering`).
+//! Mutations they catch (checked 2026-11-24, preemption bound 2; all six
+//! models pass at 3): an insert that does not record its item in a pending
+//! summary (the four insert models fail); the covering reading the words by
+//! plain loads instead of read-modify-writes (the same four); a reading
+//! believed without checking the relocation counters (both
+//! `move_during_covering` models); the covering published before its reading
+//! (all six, `lookups_during_covering` among them).
 //!
 //! ```text
 //! RUSTFLAGS="--cfg lockfree_cuckoo_filter_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
@@ -63,6 +65,24 @@ fn aimed(f: &GrowableCuckooFilter, bucket: u64, second: u64, n: usize) -> Vec<u6
         .collect()
 }
 
+/// Races the covering of the first table of `f` against an insert of the
+/// item of `hash` into that table; the inserting thread finds its item once
+/// its insert returned.
+fn cover_while_inserting(f: &Arc<GrowableCuckooFilter>, roles: Roles, hash: u64) {
+    let cover = {
+        let f = f.clone();
+        move || f.cover_now()
+    };
+    let insert = {
+        let f = f.clone();
+        move || {
+            assert!(f.insert_hash_into(0, hash));
+            assert!(f.contains_hash(hash), "own insert missed");
+        }
+    };
+    race(roles, cover, insert);
+}
+
 /// An insert into the first table while it is being covered: the item is
 /// found by its own thread once the insert returned, and by everyone after,
 /// whether the covering's reading saw it or the insert recorded it.
@@ -70,18 +90,7 @@ fn insert_during_covering(roles: Roles) {
     check(move || {
         let f = three_tables(&[]);
         let x = aimed(&f, 1, 0, 1)[0];
-        let cover = {
-            let f = f.clone();
-            move || f.cover_now()
-        };
-        let insert = {
-            let f = f.clone();
-            move || {
-                assert!(f.insert_hash_into(0, x));
-                assert!(f.contains_hash(x), "own insert missed");
-            }
-        };
-        race(roles, cover, insert);
+        cover_while_inserting(&f, roles, x);
         assert_eq!(f.covered_tables(), 1);
         assert!(f.contains_hash(x), "item of a covered table missed");
         assert_eq!(f.len(), 1);
@@ -98,6 +107,42 @@ fn insert_during_covering_roles_swapped() {
     insert_during_covering(Roles::RacerOnMain);
 }
 
+/// Lookups of the first table's items while it is covered: found before,
+/// during and after, through the summary once the covering is published.
+fn lookups_during_covering(roles: Roles) {
+    check(move || {
+        let probe = three_tables(&[]);
+        let first = aimed(&probe, 2, 3, 2);
+        drop(probe);
+        let f = three_tables(&first);
+        let cover = {
+            let f = f.clone();
+            move || f.cover_now()
+        };
+        let lookups = {
+            let (f, first) = (f.clone(), first.clone());
+            move || {
+                for &h in &first {
+                    assert!(f.contains_hash(h), "item missed during covering");
+                }
+            }
+        };
+        race(roles, cover, lookups);
+        assert_eq!(f.covered_tables(), 1);
+        assert!(first.iter().all(|&h| f.contains_hash(h)));
+    });
+}
+
+#[test]
+fn lookups_during_covering_racer_spawned() {
+    lookups_during_covering(Roles::RacerSpawned);
+}
+
+#[test]
+fn lookups_during_covering_roles_swapped() {
+    lookups_during_covering(Roles::RacerOnMain);
+}
+
 /// An insert into the first table that has to move a fingerprint, while the
 /// table is covered: its pair (buckets 4 and 5) is full, and every
 /// fingerprint there can move only to a bucket the covering reads before
@@ -111,18 +156,7 @@ fn move_during_covering(roles: Roles) {
         let q = aimed(&probe, 4, 5, 1)[0];
         drop(probe);
         let f = three_tables(&first);
-        let cover = {
-            let f = f.clone();
-            move || f.cover_now()
-        };
-        let insert = {
-            let f = f.clone();
-            move || {
-                assert!(f.insert_hash_into(0, q));
-                assert!(f.contains_hash(q), "own insert missed");
-            }
-        };
-        race(roles, cover, insert);
+        cover_while_inserting(&f, roles, q);
         assert!(f.contains_hash(q), "inserted item missed");
         assert!(
             first.iter().all(|&h| f.contains_hash(h)),

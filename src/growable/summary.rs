@@ -170,13 +170,7 @@ impl Summary {
 mod tests {
     use super::*;
     use crate::fingerprint::{of_hash, W16, W32, W8};
-
-    fn mix(mut x: u64) -> u64 {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        x ^ (x >> 31)
-    }
+    use crate::test_rng::xorshift;
 
     #[test]
     fn fingerprints_are_the_tables() {
@@ -186,7 +180,8 @@ mod tests {
             (FingerprintBits::Bits32, of_hash::<W32>),
         ] {
             let s = Summary::new(width, 264, 1000).unwrap();
-            for h in (0..10_000).map(mix) {
+            let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+            for h in (0..10_000).map(|_| next()) {
                 assert_eq!(s.key_of_hash(h) & s.fp_max, u64::from(of(h)));
             }
         }
@@ -200,7 +195,8 @@ mod tests {
             for first in [2, 6, 264, 1056] {
                 for buckets in [first, first * 4 + 2, 16_900, 270_336] {
                     let table = AnyTable::new(width, buckets).unwrap();
-                    for h in (0..2_000u64).map(|i| mix(i ^ buckets)) {
+                    let mut next = xorshift(0x2545_f491_4f6c_dd1d ^ buckets);
+                    for h in (0..2_000).map(|_| next()) {
                         let pos = table.position(h);
                         for bucket in [pos.i1, pos.i2] {
                             let s = Summary::new(width, first, 1 << 20).unwrap();
@@ -225,8 +221,9 @@ mod tests {
         assert_eq!(small.mix, MIX);
         let tiny = Summary::new(FingerprintBits::Bits8, 2, 0).unwrap();
         assert_eq!(tiny.bits.len() * 64, 1 << MIN_LOG_BITS);
-        assert!(!tiny.may_hold(mix(1)));
-        tiny.record_hash(mix(1));
-        assert!(tiny.may_hold(mix(1)));
+        let h = 0x1234_5678_9abc_def0;
+        assert!(!tiny.may_hold(h));
+        tiny.record_hash(h);
+        assert!(tiny.may_hold(h));
     }
 }
