@@ -46,7 +46,7 @@
 //! grew puts the oldest tables, all but the two newest (where most items are
 //! and inserts go), behind one [`summary`]: a bitmap of keys computed from
 //! what those tables hold, which a lookup reads first, looking in those
-//! tables only if its key is set (about one absent item in ten). The key of
+//! tables only if its key is set (4 % of absent items, grown to 4 M). The key of
 //! an item is fixed by its bucket pair and fingerprint, so moves inside a
 //! table do not change it, and it can be read from the tables without the
 //! items' hashes.
@@ -136,10 +136,10 @@ const DEFAULT_INITIAL_CAPACITY: usize = 1000;
 ///
 /// Every table stays until the filter is dropped. `contains` and `remove` look
 /// in the two newest (two buckets each), then read one bit of a summary of
-/// what the older ones hold, and look in those only if it is set (about one
-/// absent item in ten): grown from 1000 items to 4 M, seven tables, a lookup
-/// of an absent item costs about three times one in a filter sized for 4 M,
-/// where reading all seven tables cost five. Start with a capacity near the
+/// what the older ones hold, and look in those only if it is set. Grown from
+/// 1000 items to 4 M, seven tables, 4 % of absent items get past the summary,
+/// and a lookup of an absent item costs about three times one in a filter
+/// sized for 4 M, where reading all seven tables cost five. Start with a capacity near the
 /// expected size when it is known.
 ///
 /// Guarantees: those of [`CuckooFilter`] (no false negatives, lock-free,
