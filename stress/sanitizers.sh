@@ -39,7 +39,8 @@
 #   weak-memory emulation see every atomic access of the protocol, and the
 #   stress checker checks the answers.
 # * ThreadSanitizer: the stress binary, std rebuilt with TSan (-Zbuild-std),
-#   4 threads for TSAN_SECONDS seconds on a 100 000-item table. Separate target
+#   4 threads for TSAN_SECONDS seconds on a 100 000-item table, then its
+#   growable mode (a filter grown to 190 000 items: growth and covering). Separate target
 #   directory (target/tsan), so normal builds are not invalidated.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -138,6 +139,11 @@ tsan() {
         TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
         cargo +"$TOOLCHAIN" run -Zbuild-std --target "$host" --target-dir target/tsan --release \
         -p stress -- --threads 4 --seconds "${TSAN_SECONDS:-5}" --capacity 100000 --quiet
+    run_step "tsan: growable stress (growth and covering), 4 threads, ${TSAN_SECONDS:-5} s" \
+        env RUSTFLAGS="-Zsanitizer=thread ${RUSTFLAGS:-}" \
+        TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
+        cargo +"$TOOLCHAIN" run -Zbuild-std --target "$host" --target-dir target/tsan --release \
+        -p stress -- --growable --threads 4 --seconds "${TSAN_SECONDS:-5}" --capacity 200000 --quiet
 }
 
 [[ $WHAT == all || $WHAT == miri ]] && miri
