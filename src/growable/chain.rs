@@ -217,32 +217,44 @@ fn grown_from(before: u64, after: u64) -> bool {
     after == next_buckets(before) || after == (2 * before).min(MAX_BUCKETS)
 }
 
+/// A summary and how many of the oldest tables of a chain it covers: every
+/// item those tables hold has its key in the summary.
+#[derive(Clone)]
+pub(super) struct Covering {
+    pub(super) summary: Arc<Summary>,
+    pub(super) tables: usize,
+}
+
 /// The tables, oldest first (never empty), the sum of their bounds, and the
 /// summary of the older tables (see [`super::summary`] and "Covering" in the
 /// module documentation of [`super`]).
 pub(super) struct Chain {
     tables: Box<[Arc<AnyTable>]>,
     spent: f64,
-    /// `tables[..covered]` are looked in only when `summary` may hold the
-    /// item: every item they hold has its key in `summary`.
-    covered: usize,
-    summary: Option<Arc<Summary>>,
+    /// The oldest tables looked in only when the summary may hold the item.
+    covered: Option<Covering>,
     /// A covering under way: the summary it fills and how many of the oldest
     /// tables it will cover. An insert into one of those tables records its
     /// item in it.
-    pending: Option<(Arc<Summary>, usize)>,
+    pending: Option<Covering>,
 }
 
 impl Chain {
-    /// A chain of one table.
-    pub(super) fn first(table: AnyTable) -> Self {
+    /// A chain of `tables` (not empty) whose bounds sum to `spent`, nothing
+    /// covered.
+    fn uncovered(tables: Box<[Arc<AnyTable>]>, spent: f64) -> Self {
         Self {
-            spent: bound(table.bits()),
-            tables: Box::new([Arc::new(table)]),
-            covered: 0,
-            summary: None,
+            tables,
+            spent,
+            covered: None,
             pending: None,
         }
+    }
+
+    /// A chain of one table.
+    pub(super) fn first(table: AnyTable) -> Self {
+        let spent = bound(table.bits());
+        Self::uncovered(Box::new([Arc::new(table)]), spent)
     }
 
     /// The chain `tables` (oldest first) of a filter built for `rate`, or why
@@ -258,14 +270,10 @@ impl Chain {
         if spent > rate {
             return Err("the tables' false-positive bounds exceed the rate");
         }
-        let tables = tables.into_iter().map(Arc::new).collect();
-        Ok(Chain {
-            tables,
+        Ok(Self::uncovered(
+            tables.into_iter().map(Arc::new).collect(),
             spent,
-            covered: 0,
-            summary: None,
-            pending: None,
-        })
+        ))
     }
 
     /// The tables, oldest first.
@@ -304,8 +312,7 @@ impl Chain {
         Ok(Chain {
             tables: tables.into_boxed_slice(),
             spent: self.spent + bound(bits),
-            covered: self.covered,
-            summary: self.summary.clone(),
+            covered: self.covered.clone(),
             pending: self.pending.clone(),
         })
     }
@@ -315,40 +322,46 @@ impl Chain {
     /// item, the covered ones.
     #[inline]
     pub(super) fn any_of(&self, hash: u64, probe: impl Probe) -> bool {
-        any_of(&self.tables[self.covered..], hash, probe) || self.any_covered(hash, probe)
+        any_of(&self.tables[self.covered_tables()..], hash, probe) || self.any_covered(hash, probe)
     }
 
     /// [`Self::any_of`] on the tables before the newest.
     pub(super) fn any_older(&self, hash: u64, probe: impl Probe) -> bool {
         let older = &self.tables[..self.tables.len() - 1];
-        any_of(&older[self.covered.min(older.len())..], hash, probe)
-            || self.any_covered(hash, probe)
+        any_of(
+            &older[self.covered_tables().min(older.len())..],
+            hash,
+            probe,
+        ) || self.any_covered(hash, probe)
     }
 
     /// Whether `probe` answers yes in a covered table that the summary sends
     /// the item to.
     #[inline]
     fn any_covered(&self, hash: u64, probe: impl Probe) -> bool {
-        match &self.summary {
-            Some(summary) if self.covered > 0 && summary.may_hold(hash) => {
-                any_of(&self.tables[..self.covered], hash, probe)
-            }
+        match &self.covered {
+            Some(c) if c.summary.may_hold(hash) => any_of(&self.tables[..c.tables], hash, probe),
             _ => false,
         }
     }
 
-    /// How many of the oldest tables are covered, and their summary.
-    pub(super) fn covered(&self) -> (usize, Option<&Arc<Summary>>) {
-        (self.covered, self.summary.as_ref())
+    /// The covering of the oldest tables, if any are covered.
+    pub(super) fn covered(&self) -> Option<&Covering> {
+        self.covered.as_ref()
+    }
+
+    /// How many of the oldest tables are covered.
+    pub(super) fn covered_tables(&self) -> usize {
+        self.covered.as_ref().map_or(0, |c| c.tables)
     }
 
     /// The summaries that must hold the key of an item put into table
     /// `table` (its index in the chain): the chain's, if it covers the table,
     /// and a pending covering's, if it will.
     pub(super) fn summaries_of(&self, table: usize) -> impl Iterator<Item = &Summary> {
-        let summary = self.summary.as_deref().filter(|_| table < self.covered);
-        let pending = self.pending.as_ref().filter(|(_, c)| table < *c);
-        summary.into_iter().chain(pending.map(|(s, _)| &**s))
+        self.coverings()
+            .filter(move |c| table < c.tables)
+            .map(|c| &*c.summary)
     }
 
     /// How many of the oldest tables a covering should cover now, and the
@@ -364,50 +377,41 @@ impl Chain {
         let run = self.tables.iter().take_while(|t| t.bits() == width).count();
         let target = run.min(self.tables.len().saturating_sub(2));
         let slots = self.tables[..target].iter().map(|t| t.slots() as u64).sum();
-        (target > self.covered).then_some((target, slots))
+        (target > self.covered_tables()).then_some((target, slots))
     }
 
-    /// This chain with a covering of `target` tables under way, filling
-    /// `summary`.
-    pub(super) fn with_pending(&self, summary: Arc<Summary>, target: usize) -> Chain {
-        Chain {
-            pending: Some((summary, target)),
-            ..self.same_tables()
-        }
-    }
-
-    /// This chain with its covering finished: if `done`, the pending summary
-    /// covers its tables; if not, nothing more is covered.
-    pub(super) fn with_pending_done(&self, done: bool) -> Chain {
-        let mut next = self.same_tables();
-        if let (true, Some((summary, target))) = (done, &self.pending) {
-            next.summary = Some(summary.clone());
-            next.covered = *target;
-        }
-        next
-    }
-
-    /// The pending covering's summary, if one is under way.
-    pub(super) fn pending(&self) -> Option<&Arc<Summary>> {
-        self.pending.as_ref().map(|(s, _)| s)
-    }
-
-    /// A copy of this chain with no covering under way.
-    fn same_tables(&self) -> Chain {
+    /// This chain with `pending` as its covering under way (`None`: none).
+    pub(super) fn with_pending(&self, pending: Option<Covering>) -> Chain {
         Chain {
             tables: self.tables.clone(),
             spent: self.spent,
-            covered: self.covered,
-            summary: self.summary.clone(),
-            pending: None,
+            covered: self.covered.clone(),
+            pending,
         }
+    }
+
+    /// This chain with its covering under way finished: its summary covers
+    /// its tables.
+    pub(super) fn with_pending_covered(&self) -> Chain {
+        Chain {
+            covered: self.pending.clone(),
+            ..self.with_pending(None)
+        }
+    }
+
+    /// The covering under way, if there is one.
+    pub(super) fn pending(&self) -> Option<&Covering> {
+        self.pending.as_ref()
+    }
+
+    /// The chain's covering and the one under way.
+    fn coverings(&self) -> impl Iterator<Item = &Covering> {
+        self.covered.iter().chain(&self.pending)
     }
 
     /// The summaries this chain holds (for the memory they use).
     pub(super) fn summaries(&self) -> impl Iterator<Item = &Arc<Summary>> {
-        self.summary
-            .iter()
-            .chain(self.pending.iter().map(|(s, _)| s))
+        self.coverings().map(|c| &c.summary)
     }
 
     /// The layouts (width, bucket count) of this chain's tables, oldest first,

@@ -109,7 +109,7 @@ use crate::CuckooFilter; // only linked to from the docs
 #[cfg(test)]
 use chain::{bound, width_for};
 pub(crate) use chain::{check_shape, check_table_count};
-use chain::{Chain, Contains, Remove};
+use chain::{Chain, Contains, Covering, Remove};
 use summary::Summary;
 
 /// The default false-positive rate of a growable filter (16-bit fingerprints
@@ -670,36 +670,45 @@ impl<S> GrowableCuckooFilter<S> {
     /// finds a covering under way does not start another.
     #[cold]
     pub(crate) fn cover(&self) {
-        let (summary, from, target) = loop {
+        let (pending, from) = loop {
             let now = self.chain();
-            let Some((target, slots)) = now.to_cover() else {
+            let Some((tables, slots)) = now.to_cover() else {
                 return;
             };
             let first = &now.tables()[0];
             let (summary, from) = match now.covered() {
-                (covered, Some(current)) if current.fits(slots) => (current.clone(), covered),
+                Some(c) if c.summary.fits(slots) => (c.summary.clone(), c.tables),
                 _ => match Summary::new(first.bits(), first.buckets(), slots) {
                     Ok(summary) => (Arc::new(summary), 0),
                     Err(_) => return,
                 },
             };
+            let pending = Covering { summary, tables };
             if self
                 .chain
-                .replace(now, now.with_pending(summary.clone(), target))
+                .replace(now, now.with_pending(Some(pending.clone())))
                 .is_ok()
             {
-                break (summary, from, target);
+                break (pending, from);
             }
         };
-        let done = self.with_tables(|tables| {
-            tables[from..target].iter().all(|t| {
+        let Covering { summary, tables } = &pending;
+        let done = self.with_tables(|all| {
+            all[from..*tables].iter().all(|t| {
                 (0..3).any(|_| t.read_fingerprints(|b, fp| summary.record_entry(t, b, fp)))
             })
         });
         loop {
             let now = self.chain();
-            debug_assert!(now.pending().is_some_and(|p| Arc::ptr_eq(p, &summary)));
-            if self.chain.replace(now, now.with_pending_done(done)).is_ok() {
+            debug_assert!(now
+                .pending()
+                .is_some_and(|p| Arc::ptr_eq(&p.summary, summary)));
+            let next = if done {
+                now.with_pending_covered()
+            } else {
+                now.with_pending(None)
+            };
+            if self.chain.replace(now, next).is_ok() {
                 return;
             }
         }
@@ -721,7 +730,7 @@ impl<S> GrowableCuckooFilter<S> {
     /// How many of the oldest tables are behind the summary.
     #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn covered_tables(&self) -> usize {
-        self.chain().covered().0
+        self.chain().covered_tables()
     }
 
     /// [`Self::grow_from`] without the covering (for the test hooks).
@@ -877,13 +886,16 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
 /// The covered tables get only the items still not found that the summary
 /// sends to them, gathered into one shorter list.
 fn answer_block(chain: &Chain, hashes: &[u64], out: &mut [bool]) {
-    let (covered, summary) = chain.covered();
     let tables = chain.tables();
     out.fill(false);
-    if answer_in(&tables[covered..], hashes, out) {
+    if answer_in(&tables[chain.covered_tables()..], hashes, out) {
         return;
     }
-    let Some(summary) = summary.filter(|_| covered > 0) else {
+    let Some(Covering {
+        summary,
+        tables: covered,
+    }) = chain.covered()
+    else {
         return;
     };
     let (mut index, mut sent, mut n) = ([0u16; BLOCK], [0u64; BLOCK], 0);
@@ -895,7 +907,7 @@ fn answer_block(chain: &Chain, hashes: &[u64], out: &mut [bool]) {
         }
     }
     let mut answers = [false; BLOCK];
-    answer_in(&tables[..covered], &sent[..n], &mut answers[..n]);
+    answer_in(&tables[..*covered], &sent[..n], &mut answers[..n]);
     for (&k, &a) in index[..n].iter().zip(&answers[..n]) {
         out[usize::from(k)] |= a;
     }
@@ -927,7 +939,7 @@ impl<S> fmt::Debug for GrowableCuckooFilter<S> {
             .field("len", &self.len())
             .field("capacity", &self.capacity())
             .field("tables", &self.table_count())
-            .field("covered_tables", &self.chain().covered().0)
+            .field("covered_tables", &self.chain().covered_tables())
             .field("false_positive_rate", &self.false_positive_rate())
             .field("max_false_positive_rate", &self.rate)
             .field("memory_usage", &self.memory_usage())
@@ -1310,8 +1322,10 @@ mod tests {
         assert!(items.iter().zip(&out).all(|(i, &o)| o == f.contains(i)));
         // Most absent items are answered by the summary alone.
         let chain = f.chain();
-        let (covered, summary) = chain.covered();
-        let summary = summary.unwrap();
+        let Covering {
+            summary,
+            tables: covered,
+        } = chain.covered().unwrap();
         let hasher = f.hasher();
         let passing = (n..2 * n)
             .filter(|i| summary.may_hold(hasher.hash_one(i)))
@@ -1319,7 +1333,7 @@ mod tests {
         assert!(passing < n as usize / 5, "{passing} of {n} pass");
         // The first 100 items are in the first table, behind the summary:
         // removes find them.
-        assert_eq!(covered, 5);
+        assert_eq!(*covered, 5);
         assert!((0..100u64).all(|i| f.remove(&i)));
         assert!((0..100u64).all(|i| !f.contains(&i) || f.contains(&(i + n))));
         assert_eq!(f.len() as u64, n - 100);
@@ -1335,7 +1349,11 @@ mod tests {
         // An item whose bit is clear, so that only its own insert can set it.
         let clear = |f: &GrowableCuckooFilter, i: &u64| {
             let chain = f.chain();
-            !chain.covered().1.unwrap().may_hold(f.hasher().hash_one(i))
+            !chain
+                .covered()
+                .unwrap()
+                .summary
+                .may_hold(f.hasher().hash_one(i))
         };
         let x = (n..).find(|i| clear(&f, i)).unwrap();
         // The newest table is far from half full, so copies of one item past
