@@ -310,10 +310,16 @@ impl<W: Width> Table<W> {
     /// Loads a bucket's words (Acquire).
     #[inline(always)]
     pub(crate) fn load_bucket(&self, bucket: u64) -> BucketWords {
+        self.read_bucket(bucket, |cell| cell.load(Ordering::Acquire))
+    }
+
+    /// A bucket's words, each read by `read`.
+    #[inline(always)]
+    fn read_bucket(&self, bucket: u64, read: impl Fn(&AtomicU64) -> u64) -> BucketWords {
         let locus = self.locus(bucket);
         let mut words = [0; 2];
         for (k, w) in words.iter_mut().enumerate().take(W::WORDS_PER_BUCKET) {
-            *w = self.word(locus.index(k)).load(Ordering::Acquire);
+            *w = read(self.word(locus.index(k)));
         }
         words
     }
@@ -664,28 +670,23 @@ impl<W: Width> Table<W> {
     /// published before reading (the growable filter's pending summary, which
     /// tells it to record its own item). Value-compared CASes of other
     /// threads are unaffected by a write of the same value.
-    pub(crate) fn read_fingerprints(&self, mut f: impl FnMut(u64, u32)) -> bool {
+    pub(crate) fn read_fingerprints(&self, f: impl FnMut(u64, u32)) -> bool {
         let before = self.relocations.counts();
-        for bucket in 0..self.buckets {
-            let locus = self.locus(bucket);
-            let mut words = [0; 2];
-            for (k, w) in words.iter_mut().enumerate().take(W::WORDS_PER_BUCKET) {
-                *w = self.word(locus.index(k)).fetch_or(0, Ordering::AcqRel);
-            }
-            for fp in self.bucket_fingerprints(&words, bucket) {
-                if fp != 0 {
-                    f(bucket, fp);
-                }
-            }
-        }
+        self.visit_fingerprints(|cell| cell.fetch_or(0, Ordering::AcqRel), f);
         self.relocations.counts_are(&before)
     }
 
     /// Calls `f(bucket, fingerprint)` for every occupied slot. Exact only when
     /// no operation is in flight.
-    pub(crate) fn for_each_fingerprint(&self, mut f: impl FnMut(u64, u32)) {
+    pub(crate) fn for_each_fingerprint(&self, f: impl FnMut(u64, u32)) {
+        self.visit_fingerprints(|cell| cell.load(Ordering::Acquire), f);
+    }
+
+    /// Calls `f(bucket, fingerprint)` for every occupied slot, bucket by
+    /// bucket, each word read by `read`.
+    fn visit_fingerprints(&self, read: impl Fn(&AtomicU64) -> u64, mut f: impl FnMut(u64, u32)) {
         for bucket in 0..self.buckets {
-            let words = self.load_bucket(bucket);
+            let words = self.read_bucket(bucket, &read);
             for fp in self.bucket_fingerprints(&words, bucket) {
                 if fp != 0 {
                     f(bucket, fp);
