@@ -77,7 +77,7 @@ impl Summary {
         let s = 63 - first_buckets.max(2).leading_zeros();
         let fp_bits = width.bits();
         let key_bits = s + fp_bits;
-        let log_bits = Self::log_bits_for(slots).clamp(MIN_LOG_BITS, key_bits);
+        let log_bits = Self::log_bits(slots, key_bits);
         let words = 1usize << (log_bits - 6);
         let mut bits = Vec::new();
         bits.try_reserve_exact(words).map_err(|_| AllocError {
@@ -98,20 +98,20 @@ impl Summary {
         })
     }
 
-    /// The bits a summary of `slots` slots wants, as a power of two (before
-    /// the bounds [`Self::new`] applies).
-    fn log_bits_for(slots: u64) -> u32 {
+    /// The size of a summary of `slots` slots, for keys of `key_bits` bits,
+    /// as the log of its bits: [`BITS_PER_SLOT`] a slot rounded up to a
+    /// power of two, at least [`MIN_LOG_BITS`], at most one bit per key.
+    fn log_bits(slots: u64, key_bits: u32) -> u32 {
         let wanted = slots.saturating_mul(BITS_PER_SLOT).max(1);
         // `next_power_of_two` would overflow above 2^63.
-        64 - (wanted - 1).leading_zeros()
+        (64 - (wanted - 1).leading_zeros()).clamp(MIN_LOG_BITS, key_bits)
     }
 
     /// Whether a summary for `slots` slots would have this one's size (so this
     /// one can be extended rather than replaced).
     pub(super) fn fits(&self, slots: u64) -> bool {
-        let log_bits = 64 - self.index_shift;
         let key_bits = 32 - self.prefix_shift + self.fp_bits;
-        Self::log_bits_for(slots).clamp(MIN_LOG_BITS, key_bits) == log_bits
+        Self::log_bits(slots, key_bits) == 64 - self.index_shift
     }
 
     /// Whether the item of `hash` may be in the tables this covers.
