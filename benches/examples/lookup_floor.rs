@@ -109,6 +109,13 @@ fn either_holds(a: u64, b: u64, fp: u64) -> bool {
     }
 }
 
+/// The crate's 16-bit fingerprint of a hash (`fingerprint::of_hash`): the
+/// high half mapped onto `1..=0xffff` by multiply-shift.
+#[inline(always)]
+fn fingerprint(h: u64) -> u64 {
+    (((h >> 32) * 0xffff) >> 32) + 1
+}
+
 /// A step of xorshift64: the model inserts' choice of victim, and the
 /// models' hash constants.
 fn xorshift(s: &mut u64) -> u64 {
@@ -242,10 +249,7 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
             ((h >> 32) & (self.n - 1), fp + u64::from(fp == 0))
         } else {
             // The crate's (`Table::position`, `fingerprint::of_hash`).
-            (
-                (u64::from(h as u32) * self.n) >> 32,
-                (((h >> 32) * 0xffff) >> 32) + 1,
-            )
+            ((u64::from(h as u32) * self.n) >> 32, fingerprint(h))
         };
         Pos {
             i1,
@@ -430,16 +434,6 @@ fn chain_holds(tables: &[&Model<Xxh3, false>], h: u64) -> bool {
         .any(|t| t.look_validated(t.position_of_hash(h)))
 }
 
-/// One pass of [`chain_holds`] over `queries`, the number found; out of
-/// line, as [`pass`] is for the rungs.
-#[inline(never)]
-fn chain_pass(tables: &[&Model<Xxh3, false>], hash: Xxh3, queries: &[u64]) -> u64 {
-    queries
-        .iter()
-        .map(|&k| u64::from(chain_holds(tables, hash.of(k))))
-        .sum()
-}
-
 /// The `--chain` run: misses of one table sized for `items`, then of chains
 /// grown to `items`, whole and without some of their tables.
 fn chains(items: usize, rng: &mut u64) {
@@ -487,7 +481,7 @@ fn chains(items: usize, rng: &mut u64) {
     rows.push(("its largest only".into(), vec![n - 1]));
     for (name, which) in rows {
         let chain: Vec<&Model<Xxh3, false>> = which.iter().map(|&t| &tables[t]).collect();
-        let rate = best_rate(|q| chain_pass(&chain, xxh3, q), &misses);
+        let rate = best_rate(|q| chain_pass(&chain, xxh3, q, |_| false), &misses);
         println!(
             "| {name} | {} | {rate:.1} | {:.2} |",
             chain.len(),
@@ -508,7 +502,7 @@ fn chains(items: usize, rng: &mut u64) {
             .filter(|&&k| summary.may_hold(xxh3.of(k)))
             .count();
         let older = |h| summary.may_hold(h) && chain_holds(&old, h);
-        let rate = best_rate(|q| summarized_pass(&new, xxh3, q, older), &misses);
+        let rate = best_rate(|q| chain_pass(&new, xxh3, q, older), &misses);
         println!(
             "| its newest {newest}, the older {} behind one summary ({:.1} MiB, {} entries; \
              {:.1} % of misses pass) | {n} | {rate:.1} | {:.2} |",
@@ -530,7 +524,7 @@ fn chains(items: usize, rng: &mut u64) {
             let mut tables = old.iter().zip(&summaries).rev();
             tables.any(|(t, s)| s.may_hold(h) && t.look_validated(t.position_of_hash(h)))
         };
-        let rate = best_rate(|q| summarized_pass(&new, xxh3, q, older), &misses);
+        let rate = best_rate(|q| chain_pass(&new, xxh3, q, older), &misses);
         println!(
             "| its newest {newest}, each older one behind its own summary ({} bits a slot, \
              {:.2} MiB) | {n} | {rate:.1} | {:.2} |",
@@ -625,12 +619,10 @@ impl Summary {
         }
     }
 
-    /// The key of the item of hash `h`: its prefix and its fingerprint (as
-    /// [`Model::position_of_hash`] computes it).
+    /// The key of the item of hash `h`: its prefix and its fingerprint.
     #[inline(always)]
     fn key(&self, h: u64) -> u64 {
-        let fp = (((h >> 32) * 0xffff) >> 32) + 1;
-        (u64::from((h as u32) >> self.shift) << 16) | fp
+        (u64::from((h as u32) >> self.shift) << 16) | fingerprint(h)
     }
 
     #[inline(always)]
@@ -656,12 +648,13 @@ impl Summary {
     }
 }
 
-/// One pass over `queries` of the `new` tables, then, for each key they do
-/// not hold, `older(hash)`: whether the older tables, behind their summary
-/// or summaries, hold it; the number found. Out of line, one copy per
-/// `older`, as [`pass`] is.
+/// One pass of [`chain_holds`] over `queries` on the `new` tables, then,
+/// for each key they do not hold, `older(hash)`: whether the older tables,
+/// behind their summary or summaries, hold it (`|_| false` for a chain of
+/// `new` alone); the number found. Out of line, one copy per `older`, as
+/// [`pass`] is for the rungs.
 #[inline(never)]
-fn summarized_pass(
+fn chain_pass(
     new: &[&Model<Xxh3, false>],
     hash: Xxh3,
     queries: &[u64],
