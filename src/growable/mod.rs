@@ -1335,7 +1335,11 @@ mod tests {
         // removes find them.
         assert_eq!(*covered, 5);
         assert!((0..100u64).all(|i| f.remove(&i)));
-        assert!((0..100u64).all(|i| !f.contains(&i) || f.contains(&(i + n))));
+        // Gone (seed 7: none of them reads present as a false positive).
+        assert!(
+            (0..100u64).all(|i| !f.contains(&i)),
+            "a removed item still found"
+        );
         assert_eq!(f.len() as u64, n - 100);
         // A decoded filter covers the same tables.
         let g = GrowableCuckooFilter::from_bytes_with_hasher(&f.to_bytes(), *hasher).unwrap();
