@@ -234,8 +234,11 @@ impl<W: Width> Table<W> {
         // `x < 2^32` and `buckets <= 2^32`: the product fits.
         let odd = ((x * self.buckets) >> 32) | 1;
         let (d, borrow) = odd.overflowing_sub(bucket);
+        // Both values computed, then one chosen: a select, one instruction
+        // fewer per batched lookup than adding a selected `n` or 0.
+        let wrapped = d.wrapping_add(self.buckets);
         if borrow {
-            d.wrapping_add(self.buckets)
+            wrapped
         } else {
             d
         }
@@ -364,9 +367,16 @@ impl<W: Width> Table<W> {
 
     /// Nonzero if and only if bucket `a` or bucket `b`, their words in `wa`
     /// and `wb`, holds `fp` ([`fpr::matches_in_either`]): for buckets of one
-    /// word, both in one comparison; else one comparison per bucket.
+    /// word, both in one comparison; else one comparison per bucket. `a` and
+    /// `b` are a pair (each the other's alternate), which for buckets of
+    /// 8-bit lanes says which half of each word is theirs
+    /// ([`fpr::matches_in_halves`]).
     #[inline(always)]
     fn pair_matches(&self, wa: &BucketWords, a: u64, wb: &BucketWords, b: u64, fp: u32) -> u32 {
+        if W::BITS == 8 && !W::SORTED {
+            debug_assert_ne!(a % 2, b % 2, "the buckets of a pair are of opposite halves");
+            return fpr::matches_in_halves::<W>([wa[0], wb[0]], a, fp);
+        }
         let (ma, mb) = (self.locus(a).mask, self.locus(b).mask);
         if W::WORDS_PER_BUCKET == 1 {
             fpr::matches_in_either::<W>([wa[0], wb[0]], [ma[0], mb[0]], fp)
