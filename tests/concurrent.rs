@@ -102,10 +102,15 @@ fn churn(
                 }
             });
         }
-        for h in handles {
-            h.join().unwrap();
-        }
+        // Readers stop only once `done` is set: set it even if a writer
+        // panicked, so that a failed check fails the test instead of hanging it.
+        let writers: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
         done.store(true, Ordering::Relaxed);
+        for writer in writers {
+            if let Err(panic) = writer {
+                std::panic::resume_unwind(panic);
+            }
+        }
     });
 
     assert_eq!(
