@@ -158,6 +158,9 @@ fn clear_while_others_work() {
             });
         }
         s.spawn(|| {
+            // Set on the way out, also by a failed assertion: the other
+            // threads stop only then, and the test must fail, not hang.
+            let _stop = SetOnDrop(&stop);
             let mut kept = 0;
             for round in 0..300u64 {
                 f.clear();
@@ -171,7 +174,6 @@ fn clear_while_others_work() {
                 }
             }
             assert!(kept > 0);
-            stop.store(true, Ordering::Relaxed);
         });
     });
     assert_eq!(
@@ -181,4 +183,13 @@ fn clear_while_others_work() {
     );
     f.clear();
     assert!(f.is_empty() && f.fingerprints().is_empty());
+}
+
+/// Sets its flag when dropped, whether its thread returns or panics.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
