@@ -207,6 +207,31 @@ fn contains_vs_move_within_one_word_semi_sorted_roles_swapped() {
     contains_during_relocation(FingerprintBits::Bits9, 0, 1, 1, Roles::RacerOnMain);
 }
 
+/// 8-bit buckets, two to a word (bucket `b` is half `b % 2` of word `b / 2`),
+/// which a lookup compares by the pair's halves (`matches_in_halves`). Move
+/// 0 -> 3 (across words), contains reads 3 first.
+#[test]
+fn contains_vs_move_into_first_bucket_half_words() {
+    contains_during_relocation(FingerprintBits::Bits8, 0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_move_into_first_bucket_half_words_roles_swapped() {
+    contains_during_relocation(FingerprintBits::Bits8, 0, 3, 3, Roles::RacerOnMain);
+}
+
+/// 8-bit buckets: move 0 -> 1, the two halves of one word (the move's put
+/// and take CAS the same word), contains reads 1 first.
+#[test]
+fn contains_vs_move_within_one_word() {
+    contains_during_relocation(FingerprintBits::Bits8, 0, 1, 1, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_move_within_one_word_roles_swapped() {
+    contains_during_relocation(FingerprintBits::Bits8, 0, 1, 1, Roles::RacerOnMain);
+}
+
 /// The batched lookup, on the dangerous direction (only the counter catches
 /// it) and the one ordering alone makes safe.
 #[test]
