@@ -675,7 +675,14 @@ pub(crate) fn without_lane<W: Width>(word: u64, lane: u32) -> u64 {
 /// without a division, and never yields the empty value 0.
 #[inline(always)]
 pub(crate) fn of_hash<W: Width>(hash: u64) -> u32 {
-    (((hash >> 32) * W::MAX) >> 32) as u32 + 1
+    of_hash_up_to(hash, W::MAX)
+}
+
+/// [`of_hash`] for a width known only at run time: the fingerprint in
+/// `1..=max` (`max` is `2^w - 1` for `w`-bit fingerprints, at most 32).
+#[inline(always)]
+pub(crate) fn of_hash_up_to(hash: u64, max: u64) -> u32 {
+    (((hash >> 32) * max) >> 32) as u32 + 1
 }
 
 /// A hash whose fingerprint is `fp` (in `1..=MAX`) and whose low half is `low`.

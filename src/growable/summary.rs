@@ -32,7 +32,7 @@
 //! return, so whatever ordered the two also orders the bit before the lookup.
 
 use crate::error::AllocError;
-use crate::fingerprint::FingerprintBits;
+use crate::fingerprint::{self, FingerprintBits};
 use crate::sync::{AtomicU64, Ordering};
 use crate::table::AnyTable;
 
@@ -56,8 +56,8 @@ pub(super) struct Summary {
     prefix_shift: u32,
     /// The width `w` of the fingerprints in the key.
     fp_bits: u32,
-    /// `2^w - 1`: the fingerprint of a hash is its high half times this,
-    /// shifted, plus one (as `fingerprint::of_hash`).
+    /// `2^w - 1`, the largest fingerprint (the tables' fingerprint of a hash
+    /// is `fingerprint::of_hash_up_to` it).
     fp_max: u64,
     /// A key's bit is `key · mix >> index_shift`: for the direct index,
     /// `mix` is the power of two that makes that the key itself.
@@ -146,7 +146,7 @@ impl Summary {
     #[inline(always)]
     fn key_of_hash(&self, hash: u64) -> u64 {
         let prefix = u64::from(hash as u32 >> self.prefix_shift);
-        let fp = (((hash >> 32) * self.fp_max) >> 32) + 1;
+        let fp = u64::from(fingerprint::of_hash_up_to(hash, self.fp_max));
         (prefix << self.fp_bits) | fp
     }
 
