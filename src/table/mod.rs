@@ -899,4 +899,51 @@ mod tests {
         expected.sort_unstable();
         assert_eq!(held, expected);
     }
+
+    /// Every writer of a pair marks the stripe that the pair's readers
+    /// validate against, in a table of many stripes (loom's tables have one,
+    /// so no model can tell stripes apart, and random keys on a large table
+    /// almost never race on one pair): a move and a remove bump the counter
+    /// of the item's lookup, and the stripe of an entry's bucket and its
+    /// alternate (which `clear`'s sweep asks) is the one that movers and
+    /// `insert_if_absent` enter, from either bucket of the pair.
+    fn writers_mark_the_readers_stripe<W: Width>() {
+        let buckets = 1 << 14;
+        let t = Table::<W>::new(buckets).unwrap();
+        let stripe_size = std::mem::size_of::<crossbeam_utils::CachePadded<relocation::Stripe>>();
+        assert_eq!(
+            t.relocations.memory_usage(),
+            256 * stripe_size,
+            "256 stripes"
+        );
+        let mut next = crate::test_rng::xorshift(0x5eed);
+        for _ in 0..300 {
+            let pos = t.position(next());
+            let counter = t.relocations.for_pair(pos.i1, pos.i2);
+            let stripe = t.relocations.stripe(pos.i1, pos.i2);
+            for (src, dst) in [(pos.i1, pos.i2), (pos.i2, pos.i1)] {
+                assert!(t.put(src, pos.fp));
+                let seen = Snapshot::take(counter);
+                assert!(t.relocate(src, pos.fp, dst));
+                assert!(!seen.unchanged(), "{} bits: a move {src} -> {dst}", W::BITS);
+                let seen = Snapshot::take(counter);
+                assert!(t.remove_copy(pos));
+                assert!(!seen.unchanged(), "{} bits: a remove", W::BITS);
+                let swept = t.relocations.stripe(src, t.alternate(src, pos.fp));
+                assert!(std::ptr::eq(swept, stripe));
+            }
+        }
+    }
+
+    #[test]
+    fn writers_mark_the_readers_stripe_at_every_width() {
+        writers_mark_the_readers_stripe::<W8>();
+        writers_mark_the_readers_stripe::<W9>();
+        writers_mark_the_readers_stripe::<W10>();
+        writers_mark_the_readers_stripe::<W12>();
+        writers_mark_the_readers_stripe::<W16>();
+        writers_mark_the_readers_stripe::<W17>();
+        writers_mark_the_readers_stripe::<W21>();
+        writers_mark_the_readers_stripe::<W32>();
+    }
 }

@@ -73,11 +73,14 @@ OPTIONS:
                        capacity/1024 and grows to hold capacity*load items,
                        with inserts and lookups (no removes: see
                        stress/src/growable.rs)
-    --collision        tables of 2 to 8 buckets, every width, keys that share
+    --collision        tables of 2 to 8 buckets (one stripe) and of 256 and
+                       1030 (several), every width, keys that share
                        fingerprints (twins with opposite first buckets), in
-                       rounds of 0.1 s until --seconds have passed; checks held
-                       keys while running, and at the end of each round that
-                       the table holds exactly the held copies (see
+                       rounds of 0.1 s until --seconds have passed: the plain
+                       mix, every call (batch lookups, insert_if_absent), and
+                       with clears; checks held keys while running, and at the
+                       end of each round that len() is the table's contents
+                       and, without clears, exactly the held copies (see
                        stress/src/collision.rs)
     --keep-going       do not stop at the first violation
     --quiet            no progress line
