@@ -84,7 +84,9 @@ impl<S: HasherIdentity> GrowableCuckooFilter<S> {
     /// four times the one before, or twice as earlier versions grew, of the
     /// width the false-positive budget gives it),
     /// and that is checked before any table is allocated; each table then
-    /// costs at most 1.5 times its bytes plus about 2.2 KB (docs/FORMAT.md).
+    /// costs at most 1.5 times its bytes plus about 2.2 KB, and the summary
+    /// of the older tables under 0.6 times the input for a chain grown by
+    /// four (2.7 for one that doubled; docs/FORMAT.md).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter};

@@ -58,11 +58,13 @@ pub(crate) struct RelocationCounters {
 }
 
 impl RelocationCounters {
-    /// Counters for a table of `buckets` buckets: about one stripe per 64
-    /// buckets, a power of two, at most [`MAX_STRIPES`].
+    /// Counters for a table of `buckets` buckets: at most one stripe per 64
+    /// buckets (rounded down to a power of two), at least one, at most
+    /// [`MAX_STRIPES`]. Rounded down, so that the stripes never cost more than
+    /// docs/FORMAT.md promises beside the words (half their bytes at 8 bits).
     pub(crate) fn new(buckets: u64) -> Self {
         let wanted = usize::try_from(buckets / 64).unwrap_or(usize::MAX);
-        let stripes = wanted.clamp(1, MAX_STRIPES).next_power_of_two();
+        let stripes = 1 << wanted.clamp(1, MAX_STRIPES).ilog2();
         Self {
             stripes: (0..stripes)
                 .map(|_| {
@@ -240,6 +242,18 @@ mod tests {
         }
         assert_eq!(r.stripes.len(), MAX_STRIPES);
         assert_eq!(RelocationCounters::new(2).stripes.len(), 1);
+    }
+
+    #[test]
+    fn at_most_one_stripe_per_64_buckets() {
+        for (buckets, stripes) in [(2, 1), (127, 1), (128, 2), (191, 2), (256, 4), (1030, 16)] {
+            assert_eq!(
+                RelocationCounters::new(buckets).stripes.len(),
+                stripes,
+                "{buckets}"
+            );
+        }
+        assert_eq!(RelocationCounters::new(1 << 40).stripes.len(), MAX_STRIPES);
     }
 
     #[test]
