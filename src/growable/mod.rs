@@ -793,7 +793,11 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     /// [`CuckooFilter::insert_if_absent`] hold (nothing lost, one copy per
     /// `Ok(true)`, exact on one thread), with one more source of extra
     /// `Ok(true)`s: racers on either side of a growth put their copies into
-    /// different tables.
+    /// different tables. And one narrow window: an `Ok(false)` may have found
+    /// a racer's copy in an older table that the racer has not yet recorded
+    /// in the summary of those tables, and until that racer returns, a
+    /// `contains` can miss the item (guarantee 1 owes it only once an
+    /// insert returned).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
