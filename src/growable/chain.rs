@@ -234,8 +234,9 @@ pub(super) struct Chain {
     /// The oldest tables looked in only when the summary may hold the item.
     covered: Option<Covering>,
     /// A covering under way: the summary it fills and how many of the oldest
-    /// tables it will cover. An insert into one of those tables records its
-    /// item in it.
+    /// tables it is to cover (it covers fewer, a prefix of them, if the
+    /// reading of one cannot be believed). An insert into one of those tables
+    /// records its item in it.
     pending: Option<Covering>,
 }
 
@@ -390,11 +391,14 @@ impl Chain {
         }
     }
 
-    /// This chain with its covering under way finished: its summary covers
-    /// its tables.
-    pub(super) fn with_pending_covered(&self) -> Chain {
+    /// This chain with its covering under way finished over the oldest
+    /// `tables` tables (at most the ones it was to cover; fewer when the
+    /// reading of a table could not be believed, see [`super`]): its summary
+    /// covers them.
+    pub(super) fn with_pending_covered(&self, tables: usize) -> Chain {
+        debug_assert!(self.pending.as_ref().is_some_and(|p| tables <= p.tables));
         Chain {
-            covered: self.pending.clone(),
+            covered: self.pending.clone().map(|p| Covering { tables, ..p }),
             ..self.with_pending(None)
         }
     }

@@ -60,8 +60,13 @@
 //!    ([`Table::read_fingerprints`](crate::table::Table::read_fingerprints));
 //!    a reading during which something moved or was taken is done again, up
 //!    to three times.
-//! 3. *Publish* the chain that covers the tables with the summary, or, if a
-//!    reading never held still, the chain without the covering.
+//! 3. *Publish* the chain that covers the tables with the summary; or, if
+//!    the reading of one never held still, the chain that covers the tables
+//!    before it (they are read oldest first), if those are more than the
+//!    chain covers already, and otherwise the chain without the pending
+//!    covering. The argument below holds table by table, so a table whose
+//!    reading failed takes nothing from the tables read before it (see
+//!    `cover`); a later growth's covering reads the rest.
 //!
 //! Inserts still reach covered tables (through a chain loaded before the
 //! growth, or past a crowded bucket pair of the newest table, or by `merge`),
@@ -663,9 +668,12 @@ impl<S> GrowableCuckooFilter<S> {
     /// Puts the oldest tables of the current chain behind a summary, if
     /// [`Chain::to_cover`] says more should be: announces the covering by
     /// publishing a chain with it pending, reads the tables into the summary,
-    /// and publishes the chain that covers them, or, if a reading could not
-    /// be believed three times, the chain without the covering (lookups then
-    /// keep looking in those tables). No thread waits for this: inserts meanwhile
+    /// oldest first, and publishes the chain that covers those read before the
+    /// first whose reading could not be believed in three tries (all of them,
+    /// when every reading held still), if that is more tables than are covered
+    /// already; if not, the chain without the pending covering, the current
+    /// covering kept. Lookups keep looking in the tables left uncovered, until
+    /// a later covering reads them. No thread waits for this: inserts meanwhile
     /// record their items in the pending summary themselves, and a thread that
     /// finds a covering under way does not start another.
     #[cold]
@@ -693,18 +701,44 @@ impl<S> GrowableCuckooFilter<S> {
             }
         };
         let Covering { summary, tables } = &pending;
-        let done = self.with_tables(|all| {
-            all[from..*tables].iter().all(|t| {
-                (0..3).any(|_| t.read_fingerprints(|b, fp| summary.record_entry(t, b, fp)))
-            })
+        // The oldest tables this covering can cover: those before the first,
+        // from `from` on, whose reading could not be believed in three tries.
+        let read = self.with_tables(|all| {
+            from + all[from..*tables]
+                .iter()
+                .enumerate()
+                .take_while(|&(k, t)| {
+                    (0..3).any(|_| {
+                        !disbelieved(from + k)
+                            && t.read_fingerprints(|b, fp| summary.record_entry(t, b, fp))
+                    })
+                })
+                .count()
         });
+        // Publish the oldest `read` tables behind `summary`. A covering's
+        // claim, that every item of a covered table has its key in the
+        // summary, holds table by table: for each it rests on that table's
+        // believed reading, made after the announcement, and on the records
+        // of inserts into it, which go to `summary` while it is pending and,
+        // once it is published, for the tables under `read` (module
+        // documentation, "Covering"). So a table whose reading failed spoils
+        // only its own claim, and the tables before it may still be covered;
+        // a prefix, as lookups take the summary for the oldest tables. A new
+        // summary (`from` is 0) was read here for the whole prefix; an
+        // extended one (the current covering's `Arc`, `from` its tables)
+        // holds its earlier tables already. Bits from a failed reading, or
+        // from inserts into tables past the prefix, only send lookups on to
+        // the tables. A prefix no longer than the current covering covers no
+        // more: the pending covering is dropped and the current one kept
+        // (only a covering changes it, and none starts while this one is
+        // pending); the next growth's covering tries again.
         loop {
             let now = self.chain();
             debug_assert!(now
                 .pending()
                 .is_some_and(|p| Arc::ptr_eq(&p.summary, summary)));
-            let next = if done {
-                now.with_pending_covered()
+            let next = if read > now.covered_tables() {
+                now.with_pending_covered(read)
             } else {
                 now.with_pending(None)
             };
@@ -734,7 +768,7 @@ impl<S> GrowableCuckooFilter<S> {
     }
 
     /// [`Self::grow_from`] without the covering (for the test hooks).
-    #[cfg(feature = "test-hooks")]
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn grow_without_covering(&self) {
         let seen = self.chain();
         if let Ok(next) = seen.grown(self.rate) {
@@ -744,12 +778,23 @@ impl<S> GrowableCuckooFilter<S> {
 
     /// The fallback of [`Self::insert_into`] into an older table, alone (for
     /// the test hooks).
-    #[cfg(feature = "test-hooks")]
+    #[cfg(any(test, feature = "test-hooks"))]
     pub(crate) fn insert_hash_into_table(&self, table: usize, hash: u64) -> bool {
         let added = self.with_tables(|tables| tables[table].insert_hash(hash).is_ok());
         self.record(added, table, hash)
     }
 }
+
+/// Whether the reading of table `k` of the chain by a covering is to be
+/// treated as one that could not be believed, without reading (for the tests
+/// of a partial covering, `tests::disbelieve`): never, outside them.
+#[cfg(not(all(test, not(lockfree_cuckoo_filter_loom))))]
+#[inline(always)]
+fn disbelieved(_k: usize) -> bool {
+    false
+}
+#[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
+use tests::disbelieved;
 
 /// For the byte format: a filter from a decoded chain.
 impl<S> GrowableCuckooFilter<S> {
@@ -1088,6 +1133,30 @@ impl<S> GrowableBuilder<S> {
 #[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
 mod tests {
     use super::*;
+    use std::cell::RefCell;
+
+    thread_local! {
+        /// The tables (indices in the chain) whose readings by a covering on
+        /// this thread are to fail, one entry a failed try.
+        static DISBELIEVED: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Makes the next readings of these tables (one entry a try) by a
+    /// covering on this thread fail without reading, as readings during
+    /// which something moved or was taken do.
+    fn disbelieve(tries: &[usize]) {
+        DISBELIEVED.with(|d| *d.borrow_mut() = tries.to_vec());
+    }
+
+    /// Whether this try at reading table `k` is to fail (see
+    /// [`disbelieve`]); takes one entry for `k`.
+    pub(super) fn disbelieved(k: usize) -> bool {
+        DISBELIEVED.with(|d| {
+            let mut d = d.borrow_mut();
+            let at = d.iter().position(|&t| t == k);
+            at.map(|i| d.remove(i)).is_some()
+        })
+    }
 
     /// splitmix64: distinct, well-mixed 64-bit hashes from a counter.
     fn mix(mut x: u64) -> u64 {
@@ -1489,5 +1558,99 @@ mod tests {
             measured > 0.0,
             "16-bit tables: about 10^-4 per table expected"
         );
+    }
+
+    /// A chain of six tables (the four oldest to be covered), grown without
+    /// covering, and the 40 items inserted into each, by table.
+    fn six_uncovered_tables() -> (GrowableCuckooFilter, Vec<Vec<u64>>) {
+        let f = GrowableCuckooFilter::builder()
+            .initial_capacity(100)
+            .seed(7)
+            .build()
+            .unwrap();
+        let mut items = Vec::new();
+        for k in 0..6 {
+            if k > 0 {
+                f.grow_without_covering();
+            }
+            let hashes: Vec<u64> = (0..40).map(|i| mix((k as u64) << 32 | i)).collect();
+            assert!(hashes.iter().all(|&h| f.insert_hash_into_table(k, h)));
+            items.push(hashes);
+        }
+        assert_eq!((f.table_count(), f.covered_tables()), (6, 0));
+        (f, items)
+    }
+
+    /// A covering whose reading of one table cannot be believed covers the
+    /// tables before it, and only those; one that would cover no more than
+    /// the chain does is dropped; later coverings read the rest.
+    #[test]
+    fn a_reading_that_cannot_be_believed_ends_the_covering_there() {
+        let (f, items) = six_uncovered_tables();
+        let all_found =
+            |f: &GrowableCuckooFilter| items.iter().flatten().all(|&h| f.contains_hash(h));
+        let summary = |f: &GrowableCuckooFilter| f.chain().covered().unwrap().summary.clone();
+        // Items of a table whose bits the summary lacks: a table not read.
+        let unread = |s: &Summary, k: usize| items[k].iter().filter(|&&h| !s.may_hold(h)).count();
+        let left = || DISBELIEVED.with(|d| d.borrow().len());
+
+        // The oldest table failed: nothing to cover, nothing pending.
+        disbelieve(&[0, 0, 0]);
+        f.cover();
+        assert_eq!((f.covered_tables(), left()), (0, 0));
+        assert!(f.chain().pending().is_none());
+
+        // A new summary: table 1 held still at the third try, table 2 never.
+        disbelieve(&[1, 1, 2, 2, 2]);
+        f.cover();
+        assert_eq!((f.covered_tables(), left()), (2, 0));
+        assert!(f.chain().pending().is_none());
+        let s = summary(&f);
+        // Tables 2 and 3 were not read (the reading stopped at 2): a covering
+        // of either would hide their items.
+        assert!(unread(&s, 2) > 30 && unread(&s, 3) > 30);
+        assert!(all_found(&f), "an item missed");
+        // An insert into a covered table records its item in the summary.
+        let x = (1u64 << 40..).map(mix).find(|&h| !s.may_hold(h)).unwrap();
+        assert!(f.insert_hash_into_table(1, x));
+        assert!(s.may_hold(x) && f.contains_hash(x));
+
+        // Extending it: the first table to read (2) failed, so the covering
+        // would cover no more; dropped, the current one kept.
+        disbelieve(&[2, 2, 2]);
+        f.cover();
+        assert_eq!((f.covered_tables(), left()), (2, 0));
+        assert!(f.chain().pending().is_none());
+        assert!(Arc::ptr_eq(&summary(&f), &s));
+
+        // Extending it by one table (2): the reading of table 3 failed.
+        disbelieve(&[3, 3, 3]);
+        f.cover();
+        assert_eq!((f.covered_tables(), left()), (3, 0));
+        assert!(Arc::ptr_eq(&summary(&f), &s));
+        assert!(unread(&s, 3) > 30);
+        assert!(all_found(&f) && f.contains_hash(x), "an item missed");
+
+        // The next growth's covering (of five tables) has a new summary, whose
+        // reading failed below the current covering's tables: dropped, the
+        // current covering kept.
+        disbelieve(&[1, 1, 1]);
+        f.grow_to(7).unwrap();
+        assert_eq!((f.covered_tables(), left()), (3, 0));
+        assert!(f.chain().pending().is_none());
+        assert!(Arc::ptr_eq(&summary(&f), &s));
+        // The next one's (of six tables) failed past them: it covers more, and
+        // replaces the current one.
+        disbelieve(&[4, 4, 4]);
+        f.grow_to(8).unwrap();
+        assert_eq!((f.covered_tables(), left()), (4, 0));
+        let new = summary(&f);
+        assert!(!Arc::ptr_eq(&new, &s) && unread(&new, 4) > 30);
+        assert!(all_found(&f) && f.contains_hash(x), "an item missed");
+        // The next growth covers the rest (all seven 16-bit tables).
+        f.grow_to(9).unwrap();
+        assert_eq!(f.covered_tables(), 7);
+        assert!(f.chain().pending().is_none());
+        assert!(all_found(&f) && f.contains_hash(x), "an item missed");
     }
 }
