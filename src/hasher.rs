@@ -21,8 +21,8 @@
 //! through `Hasher::write_str`, which stable Rust does not let a hasher
 //! override, and whose default (the bytes, then `write_u8(0xff)`) `std` does
 //! not promise to keep. It has not changed since Rust 1.0; the pinned hash of
-//! `"apple"` in this module's tests fails if it ever does, before a release
-//! could load saved string-keyed filters with other hashes.
+//! `"apple"` in this module's tests fails on any toolchain that changes it
+//! (and so would give saved string-keyed filters other hashes).
 
 use std::hash::{BuildHasher, Hasher};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
