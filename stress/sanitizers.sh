@@ -40,7 +40,9 @@
 #   stress checker checks the answers.
 # * ThreadSanitizer: the stress binary, std rebuilt with TSan (-Zbuild-std),
 #   4 threads for TSAN_SECONDS seconds on a 100 000-item table, then its
-#   growable mode (a filter grown to 190 000 items: growth and covering). Separate target
+#   growable mode (a filter grown to 190 000 items: growth and covering), then
+#   its collision mode for 15 s (one pass over its 144 kinds of round:
+#   colliding keys, batch lookups, insert_if_absent, clears). Separate target
 #   directory (target/tsan), so normal builds are not invalidated.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -144,6 +146,11 @@ tsan() {
         TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
         cargo +"$TOOLCHAIN" run -Zbuild-std --target "$host" --target-dir target/tsan --release \
         -p stress -- --growable --threads 4 --seconds "${TSAN_SECONDS:-5}" --capacity 200000 --quiet
+    run_step "tsan: collision stress (every call, clears, several stripes), 4 threads, 15 s" \
+        env RUSTFLAGS="-Zsanitizer=thread ${RUSTFLAGS:-}" \
+        TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
+        cargo +"$TOOLCHAIN" run -Zbuild-std --target "$host" --target-dir target/tsan --release \
+        -p stress -- --collision --threads 4 --seconds 15
 }
 
 [[ $WHAT == all || $WHAT == miri ]] && miri
