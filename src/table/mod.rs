@@ -917,7 +917,10 @@ mod tests {
             "256 stripes"
         );
         let mut next = crate::test_rng::xorshift(0x5eed);
-        for _ in 0..300 {
+        // Under Miri, which interprets every step, a few items still cross
+        // stripes (any item would show a writer on another stripe).
+        let items = if cfg!(miri) { 4 } else { 300 };
+        for _ in 0..items {
             let pos = t.position(next());
             let counter = t.relocations.for_pair(pos.i1, pos.i2);
             let stripe = t.relocations.stripe(pos.i1, pos.i2);
