@@ -184,7 +184,8 @@ impl<W: Width> Table<W> {
 #[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
 mod tests {
     use super::*;
-    use crate::fingerprint::{W10, W12, W16, W17, W21, W32, W8, W9};
+    use crate::fingerprint::{W16, W17, W9};
+    use crate::table::with_width;
 
     fn clears<W: Width>() {
         let t = Table::<W>::new(64).unwrap();
@@ -202,14 +203,9 @@ mod tests {
 
     #[test]
     fn clear_empties_every_width() {
-        clears::<W8>();
-        clears::<W9>();
-        clears::<W10>();
-        clears::<W12>();
-        clears::<W16>();
-        clears::<W17>();
-        clears::<W21>();
-        clears::<W32>();
+        for bits in crate::FingerprintBits::ALL {
+            with_width!(bits, W, _variant => clears::<W>());
+        }
     }
 
     #[test]

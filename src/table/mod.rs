@@ -818,14 +818,9 @@ mod tests {
 
     #[test]
     fn buckets_do_not_overlap() {
-        buckets_are_independent::<W8>();
-        buckets_are_independent::<W9>();
-        buckets_are_independent::<W10>();
-        buckets_are_independent::<W12>();
-        buckets_are_independent::<W16>();
-        buckets_are_independent::<W17>();
-        buckets_are_independent::<W21>();
-        buckets_are_independent::<W32>();
+        for bits in crate::FingerprintBits::ALL {
+            with_width!(bits, W, _variant => buckets_are_independent::<W>());
+        }
     }
 
     fn lines_hold_whole_buckets<W: Width>() {
@@ -940,13 +935,8 @@ mod tests {
 
     #[test]
     fn writers_mark_the_readers_stripe_at_every_width() {
-        writers_mark_the_readers_stripe::<W8>();
-        writers_mark_the_readers_stripe::<W9>();
-        writers_mark_the_readers_stripe::<W10>();
-        writers_mark_the_readers_stripe::<W12>();
-        writers_mark_the_readers_stripe::<W16>();
-        writers_mark_the_readers_stripe::<W17>();
-        writers_mark_the_readers_stripe::<W21>();
-        writers_mark_the_readers_stripe::<W32>();
+        for bits in crate::FingerprintBits::ALL {
+            with_width!(bits, W, _variant => writers_mark_the_readers_stripe::<W>());
+        }
     }
 }
