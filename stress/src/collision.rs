@@ -220,17 +220,15 @@ fn aimed(high: u32, bucket: u64, buckets: u64) -> u64 {
 /// evenly spaced and their alternates for this fingerprint (so each key has
 /// its twin), which keeps the keys as crowded into few pairs as in the small
 /// tables, now pairs of several stripes.
-fn first_buckets(filter: &CuckooFilter, high: u32, buckets: u64) -> impl Iterator<Item = u64> {
-    let spaced: Vec<u64> = if buckets <= FIRST_BUCKETS {
-        (0..buckets).collect()
-    } else {
-        let step = buckets / FIRST_BUCKETS;
-        (0..FIRST_BUCKETS)
-            .map(|j| j * step)
-            .flat_map(|b| [b, filter.position(aimed(high, b, buckets)).1])
-            .collect()
-    };
-    spaced.into_iter()
+fn first_buckets(filter: &CuckooFilter, high: u32, buckets: u64) -> Vec<u64> {
+    if buckets <= FIRST_BUCKETS {
+        return (0..buckets).collect();
+    }
+    let step = buckets / FIRST_BUCKETS;
+    (0..FIRST_BUCKETS)
+        .map(|j| j * step)
+        .flat_map(|b| [b, filter.position(aimed(high, b, buckets)).1])
+        .collect()
 }
 
 /// The clears of a round, counted by the clearing thread around each call.
@@ -298,7 +296,9 @@ fn one_round(
     let keys: Vec<u64> = highs
         .into_iter()
         .flat_map(|high| {
-            first_buckets(&filter, high, buckets).map(move |b| aimed(high, b, buckets))
+            first_buckets(&filter, high, buckets)
+                .into_iter()
+                .map(move |b| aimed(high, b, buckets))
         })
         .collect();
     // The keys thread `t` uses. In a round with clears, a remove that began
