@@ -69,7 +69,8 @@ pub enum InsertError {
     /// Only a [`CuckooFilter`](crate::CuckooFilter) says this.
     Full,
     /// Growable filters: the item's two buckets are full in every table while
-    /// the newest table is less than half full. Almost always the same item
+    /// the newest table is less than half full and has 1024 buckets or more
+    /// (a smaller newest table grows instead). Almost always the same item
     /// (or items with the same hash) was inserted too many times: each table
     /// holds at most 8 copies of one item. Distinct items fill one bucket
     /// pair only by a chance that no real workload meets, or when they were
@@ -391,8 +392,8 @@ pub enum DecodeError {
         /// Index of the first such word in the table.
         word: u64,
     },
-    /// A word of a semi-sorted table ([`FingerprintBits::Bits17`](crate::FingerprintBits::Bits17),
-    /// or either half of one of a [`FingerprintBits::Bits9`](crate::FingerprintBits::Bits9)
+    /// A word of a semi-sorted table ([`FingerprintBits::Bits17`],
+    /// or either half of one of a [`FingerprintBits::Bits9`]
     /// table) is not one the codec writes: an unused prefix code, or
     /// fingerprints out of order.
     ///
@@ -401,7 +402,7 @@ pub enum DecodeError {
     ///
     /// let f = CuckooFilter::builder().capacity(10).fingerprint_bits(FingerprintBits::Bits17).build()?;
     /// let mut bytes = f.to_bytes();
-    /// bytes[56 + 7] = 0xff; // the code of the first bucket: 4095, unused
+    /// bytes[56 + 7] = 0xff; // the first bucket's 12-bit code: 4080 or more, unused
     /// let n = bytes.len();
     /// let crc = crc32c::crc32c(&bytes[..n - 4]);
     /// bytes[n - 4..].copy_from_slice(&crc.to_le_bytes());
@@ -415,8 +416,9 @@ pub enum DecodeError {
     /// The allocator could not provide the table's memory.
     AllocationFailed(AllocError),
     /// A growable filter's chain of tables is not one that growth produces:
-    /// no tables, too many, a rate outside (0, 1), or tables whose
-    /// false-positive bounds add up to more than the rate.
+    /// no tables, too many, a rate outside (0, 1), a table whose width or
+    /// size is not the one growth gives it after the table before, or tables
+    /// whose false-positive bounds add up to more than the rate.
     InvalidChain {
         /// What is wrong.
         reason: &'static str,

@@ -22,9 +22,11 @@ pub(crate) const SLOTS: u32 = 4;
 /// Bits per fingerprint. Longer fingerprints cost memory and buy a lower
 /// false-positive rate: about `8 / 2^bits` at full load.
 ///
-/// Every slot lies inside one 64-bit word, `64 / bits` slots to a word (the
-/// unused top bits of a word stay zero), so a width costs `64 / ⌊64 / bits⌋`
-/// bits per slot: [`bits_per_slot`](Self::bits_per_slot). The widths are
+/// Every slot lies inside one 64-bit word, `⌊64 / bits⌋` slots to a word (the
+/// unused top bits of a word stay zero; the semi-sorted 9 and 17-bit layouts
+/// pack 8 and 4, see [`slots_per_word`](Self::slots_per_word)), so a width
+/// costs `64 / slots_per_word()` bits per slot:
+/// [`bits_per_slot`](Self::bits_per_slot). The widths are
 /// listed in [`ALL`](Self::ALL), cheapest first; the builder's
 /// [`false_positive_rate`](crate::Builder::false_positive_rate) picks the
 /// cheapest one that meets the rate asked.

@@ -8,7 +8,7 @@
 //! releases; the in-memory hashers of
 //! `foldhash`, `ahash` and `rapidhash` reserve the right to change too. XXH3 is a
 //! frozen specification (since xxHash 0.8), fast on short keys, and passes
-//! SMHasher; `xxhash-rust` implements it without unsafe platform code.
+//! SMHasher; `xxhash-rust` implements it.
 //!
 //! [`Hash`](std::hash::Hash) implementations feed integers through
 //! `write_u32` and friends, whose default forwards native-endian bytes, and

@@ -98,6 +98,7 @@ mod semisorted;
 mod sync;
 mod table;
 #[cfg(feature = "test-hooks")]
+#[doc(hidden)]
 pub mod test_hooks;
 #[cfg(test)]
 mod test_rng;

@@ -362,7 +362,7 @@ pub(crate) fn fingerprints(word: u64) -> [u32; 4] {
 }
 
 /// The word of the bucket holding the fingerprints `fps` (any order, 0 for an
-/// empty slot, each at most [`MAX`]); the inverse of [`fingerprints`].
+/// empty slot, each at most `MAX`); the inverse of [`fingerprints`].
 #[inline]
 pub(crate) fn encode(fps: [u32; 4]) -> u64 {
     codec::encode::<SUFFIX_BITS>(fps)

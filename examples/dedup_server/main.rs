@@ -40,8 +40,8 @@
 //! call is atomic, but the pair is not. Two connection threads given the same
 //! key at the same moment can both find it absent, and both insert it. Both
 //! clients are then told `new`, and the key takes two slots. An
-//! insert-if-absent does the check and the insert as one step, so at most
-//! one of the racing requests is answered `new`.
+//! insert-if-absent does the check and the insert as one step, so racing
+//! requests are answered `new` twice only rarely (see below).
 //!
 //! The server calls the filter through one function, `server::insert_if_absent`,
 //! which is `CuckooFilter::insert_if_absent`: one atomic step, so racing

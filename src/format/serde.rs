@@ -18,18 +18,50 @@ impl<S: HasherIdentity> Serialize for CuckooFilter<S> {
 
 /// Deserializes a byte string (or a sequence of bytes, for formats without
 /// byte strings) with [`from_bytes`](CuckooFilter::from_bytes).
+///
+/// ```
+/// use lockfree_cuckoo_filter::CuckooFilter;
+/// use serde::de::value::{BytesDeserializer, Error};
+/// use serde::Deserialize;
+///
+/// let f = CuckooFilter::with_capacity(100);
+/// f.insert("apple")?;
+/// // What `Serialize` writes: the byte string of `to_bytes`.
+/// let bytes = f.to_bytes();
+/// let g = CuckooFilter::deserialize(BytesDeserializer::<Error>::new(&bytes))?;
+/// assert!(g.contains("apple"));
+/// assert!(CuckooFilter::deserialize(BytesDeserializer::<Error>::new(&bytes[1..])).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 impl<'de> Deserialize<'de> for CuckooFilter<DefaultHashBuilder> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_bytes(BytesVisitor(CuckooFilter::from_bytes))
     }
 }
 
+/// Serializes the filter as one byte string,
+/// [`to_bytes`](GrowableCuckooFilter::to_bytes).
 impl<S: HasherIdentity> Serialize for GrowableCuckooFilter<S> {
     fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
         serializer.serialize_bytes(&self.to_bytes())
     }
 }
 
+/// Deserializes a byte string (or a sequence of bytes) with
+/// [`from_bytes`](GrowableCuckooFilter::from_bytes).
+///
+/// ```
+/// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+/// use serde::de::value::{BytesDeserializer, Error};
+/// use serde::Deserialize;
+///
+/// let f = GrowableCuckooFilter::with_capacity(100);
+/// f.insert("apple")?;
+/// let bytes = f.to_bytes();
+/// let g = GrowableCuckooFilter::deserialize(BytesDeserializer::<Error>::new(&bytes))?;
+/// assert!(g.contains("apple"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 impl<'de> Deserialize<'de> for GrowableCuckooFilter<DefaultHashBuilder> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_bytes(BytesVisitor(GrowableCuckooFilter::from_bytes))

@@ -68,7 +68,7 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     ///
     /// The bytes record the hasher's seed in the clear: do not publish the
     /// bytes of a filter whose seed must stay secret (see
-    /// [`DefaultHashBuilder`](crate::DefaultHashBuilder)).
+    /// [`DefaultHashBuilder`]).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{CuckooFilter, DEFAULT_SEED};

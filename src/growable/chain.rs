@@ -129,8 +129,10 @@ pub(super) fn widths(rate: f64, tables: u32) -> Vec<FingerprintBits> {
 }
 
 /// The smallest rate for which every one of [`GROWN_TABLES`] tables gets a
-/// width: 2^17 times the longest width's bound, within a factor of two (found
-/// by bisection on the same rule growth applies).
+/// width: about `GROWN_TABLES + 1` times the 32-bit width's bound (at that
+/// rate every table is 32-bit, and the last one's bound is [`SHARE`] of the
+/// budget the other 16 left). Found by bisection on the same rule growth
+/// applies.
 pub(super) fn smallest_rate() -> f64 {
     let grows = |rate: f64| widths(rate, GROWN_TABLES).len() == GROWN_TABLES as usize;
     let (mut low, mut high) = (0.0, 1.0);

@@ -134,7 +134,7 @@ const DEFAULT_INITIAL_CAPACITY: usize = 1000;
 /// whole filter stays under the rate it was built for.
 ///
 /// Same `&self` API as [`CuckooFilter`]; share it with
-/// [`Arc`](std::sync::Arc). No operation waits for another, growth included:
+/// [`Arc`]. No operation waits for another, growth included:
 /// while one thread allocates the next table, the others keep inserting into
 /// the current one, or allocate too (one allocation wins, the others are
 /// dropped).

@@ -62,7 +62,8 @@ OPTIONS:
     --mix C/I/R        percentages of contains/insert/remove [default: 80/10/10]
     --seed N           seed of every random choice, and of the filter's hasher
                        [default: 7]
-    --bits 8|10|12|16|21|32  fingerprint width [default: 16]
+    --bits B           fingerprint width: 8, 9, 10, 12, 16, 17, 21 or 32
+                       [default: 16]
     --shared-keys N    keys that several threads insert and remove as
                        duplicates; each is used by at most 8 threads, each
                        holding at most one copy [default: 64]
@@ -217,7 +218,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, 
                 cfg.bits = num::<u32>(&flag, &v)
                     .ok()
                     .and_then(FingerprintBits::from_bits)
-                    .ok_or_else(|| format!("--bits: {v:?} is not 8, 10, 12, 16, 21 or 32"))?;
+                    .ok_or_else(|| {
+                        format!("--bits: {v:?} is not 8, 9, 10, 12, 16, 17, 21 or 32")
+                    })?;
             }
             "--mix" => {
                 let v = value()?;
