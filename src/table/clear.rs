@@ -32,8 +32,9 @@
 //! ([`Stripe::enter`](super::relocation::Stripe::enter)), and the sweep keeps, in every word, the
 //! fingerprints whose pair's stripe has an operation in flight when the sweep
 //! looks. The sweep reads the count *after* reading the word it will CAS
-//! (Acquire, both): if the word holds such a copy, or any later value of it,
-//! the sweep synchronizes with the put and sees the operation's entry, and if
+//! (the word by an Acquire load; the count needs no ordering of its own): if
+//! the word holds such a copy, or any later value of it, the sweep
+//! synchronizes with the put and sees the operation's entry, and if
 //! the put comes after the read, the sweep's CAS fails and it reads again. So
 //! the sweep never takes an uncounted copy, and acts on every pair like a
 //! sequence of removes of live items, which the protocol already handles.

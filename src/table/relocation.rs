@@ -97,7 +97,10 @@ impl RelocationCounters {
     }
 
     /// Announces a take on every stripe at once, as [`Snapshot::announce`]
-    /// does on one (AcqRel, for the same reasons): `clear`, before its sweep.
+    /// does on one (AcqRel, as there): `clear`, before its sweep. Not
+    /// load-bearing: lookups racing a clear may answer either way for what it
+    /// takes (see `super::clear`, "Announcement"), so no model or check fails
+    /// without it; it keeps every take announced, the rule the rest relies on.
     pub(crate) fn announce_all(&self) {
         for stripe in self.stripes.iter() {
             stripe.moves.fetch_add(1, Ordering::AcqRel);
@@ -105,17 +108,22 @@ impl RelocationCounters {
     }
 
     /// Every stripe's relocation counter, read before a reading of the whole
-    /// table (Acquire, as [`Snapshot::take`]).
+    /// table. Acquire, as [`Snapshot::take`]: a counter read after a mover's
+    /// bump must make its copy visible to the reading. (That rests on the
+    /// argument alone: the reading's words are read by read-modify-writes,
+    /// which loom always lets read the newest value, so no loom model fails
+    /// with this Relaxed.)
     pub(crate) fn counts(&self) -> Vec<u64> {
         let counts = self.stripes.iter();
         counts.map(|s| s.moves.load(Ordering::Acquire)).collect()
     }
 
     /// Whether every counter still reads as in `counts` ([`Self::counts`]):
-    /// nothing of the table moved or was taken in between (Acquire, as
-    /// [`Snapshot::unchanged`]).
+    /// nothing of the table moved or was taken in between. Relaxed, as
+    /// [`Snapshot::drift`]: the reading's AcqRel word reads before it carry
+    /// the ordering.
     pub(crate) fn counts_are(&self, counts: &[u64]) -> bool {
-        let now = self.stripes.iter().map(|s| s.moves.load(Ordering::Acquire));
+        let now = self.stripes.iter().map(|s| s.moves.load(Ordering::Relaxed));
         now.eq(counts.iter().copied())
     }
 
@@ -164,9 +172,9 @@ impl<'a> Snapshot<'a> {
         }
     }
 
-    /// Whether no fingerprint of the pair moved since the snapshot, so that a
-    /// search that found nothing may be believed. Acquire (ordering it after the
-    /// bucket loads that preceded it, which are Acquire themselves).
+    /// Whether no fingerprint of the pair moved or was taken since the
+    /// snapshot, so that a search that found nothing may be believed (see
+    /// [`Self::drift`] for the ordering).
     #[inline(always)]
     pub(crate) fn unchanged(&self) -> bool {
         self.drift() == 0
@@ -175,9 +183,19 @@ impl<'a> Snapshot<'a> {
     /// [`Self::unchanged`] as a number: zero if the counter is as the snapshot
     /// saw it, nonzero otherwise. For a hot path that combines it with the
     /// answer arithmetically rather than by a branch (see `Table::contains`).
+    ///
+    /// Relaxed. What must hold: a search that missed a copy because a move or
+    /// take cleared it reads the bump here. The search's Acquire load that saw
+    /// the clearing CAS (Release) synchronizes with it, the bump precedes
+    /// that CAS in its thread, and this load follows the search's loads in
+    /// ours, so the bump happens before this load, which by coherence reads
+    /// it or a later value. That needs the search's loads Acquire and this
+    /// load after them, not Acquire here. (The module documentation has the
+    /// whole argument; the loom models `lookup` and `remove` fail when the
+    /// bucket loads or the bump are weakened.)
     #[inline(always)]
     pub(crate) fn drift(&self) -> u64 {
-        self.counter.load(Ordering::Acquire) ^ self.seen
+        self.counter.load(Ordering::Relaxed) ^ self.seen
     }
 }
 
@@ -199,9 +217,11 @@ impl Stripe {
     /// continue the put's release sequence) synchronizes with it, and so reads
     /// this entry, or a later value, when it then loads the count. A later
     /// value still includes the entry until this operation's own exit, which
-    /// comes after it in the count's modification order. Release on exit:
-    /// a `clear` that reads the count after the exit sees the operation's last
-    /// change to the table (its count update included).
+    /// comes after it in the count's modification order. Relaxed on exit too:
+    /// a `clear` that reads the count after the exit takes the copy only by a
+    /// CAS expecting the word it read, which fails if the operation changed
+    /// the word since (it took its copy back), and otherwise takes a copy the
+    /// operation counted in, as any other.
     #[inline(always)]
     pub(crate) fn enter(&self) -> InFlight<'_> {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
@@ -209,12 +229,13 @@ impl Stripe {
     }
 
     /// Whether an operation of this stripe holds an uncounted copy now.
-    /// Acquire: pairs with the Release of the bucket CAS that follows an
-    /// [`enter`](Self::enter) (which carries the Relaxed entry, see there) and
-    /// with the Release of the exit.
+    /// Relaxed: what orders it is the sweep's Acquire load of the word before
+    /// it, which synchronizes with the operation's Release put and so makes
+    /// the entry visible here (see [`enter`](Self::enter)); weakening that
+    /// load makes the loom model `clear::relocation` fail.
     #[inline(always)]
     pub(crate) fn busy(&self) -> bool {
-        self.in_flight.load(Ordering::Acquire) != 0
+        self.in_flight.load(Ordering::Relaxed) != 0
     }
 }
 
@@ -226,7 +247,8 @@ pub(crate) struct InFlight<'a> {
 impl Drop for InFlight<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        self.stripe.in_flight.fetch_sub(1, Ordering::Release);
+        // Relaxed: see `Stripe::enter`.
+        self.stripe.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
