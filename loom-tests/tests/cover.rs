@@ -6,19 +6,27 @@
 //! Each model builds a chain of three tables (6, 24 and 96 buckets) by the
 //! test hooks, without covering, then races the covering of the oldest table
 //! against an insert into it (as an insert through a chain loaded before a
-//! growth, or one past a crowded bucket pair, reaches an older table), or
-//! against lookups of its items. What is checked, in every interleaving: the
-//! inserting thread finds its item once its insert returned, lookups find the
-//! table's items throughout, and afterwards every item of the covered table
-//! is found, with the table behind the summary.
+//! growth, or one past a crowded bucket pair, reaches an older table), against
+//! lookups of its items, or against the insert and remove of a colliding twin
+//! whose remove takes another item's copy (a move that only the remove's
+//! announcement tells of). Four models, eight tests with both role
+//! assignments. What is checked, in every interleaving: the inserting thread
+//! finds its item once its insert returned, lookups find the table's items
+//! throughout, the twin's thread finds the other item once its remove
+//! returned, and afterwards every item of the covered table is found, with
+//! the table behind the summary, and `len()` is exact.
 //!
-//! Mutations they catch (checked 2026-11-24, preemption bound 2; all six
-//! models pass at 3): an insert that does not record its item in a pending
+//! Mutations they catch (checked 2026-11-24, preemption bound 2; all eight
+//! tests pass at 3): an insert that does not record its item in a pending
 //! summary (the four insert models fail); the covering reading the words by
 //! plain loads instead of read-modify-writes (the same four); a reading
 //! believed without checking the relocation counters (both
-//! `move_during_covering` models); the covering published before its reading
-//! (all six, `lookups_during_covering` among them).
+//! `move_during_covering` and both `remove_during_covering` models); the
+//! covering published before its reading (all six then in the file,
+//! `lookups_during_covering` among them); a remove whose announcement does
+//! not bump the counter (`Snapshot::announce` a plain load: both
+//! `remove_during_covering` models fail, the other six pass, the moves
+//! being announced by their own publish).
 //!
 //! ```text
 //! RUSTFLAGS="--cfg lockfree_cuckoo_filter_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
@@ -130,6 +138,7 @@ fn lookups_during_covering(roles: Roles) {
         race(roles, cover, lookups);
         assert_eq!(f.covered_tables(), 1);
         assert!(first.iter().all(|&h| f.contains_hash(h)));
+        assert_eq!(f.len(), 2);
     });
 }
 
@@ -174,4 +183,78 @@ fn move_during_covering_racer_spawned() {
 #[test]
 fn move_during_covering_roles_swapped() {
     move_during_covering(Roles::RacerOnMain);
+}
+
+/// An insert and remove of a colliding twin in the first table while it is
+/// covered: the remove takes the copy of another item, a move that no mover
+/// announced, and only the remove's own announcement tells the reading.
+///
+/// K (first bucket 0, second 3) sits in bucket 3, its second: bucket 0 was
+/// full when K went in, and one of bucket 0's fillers is removed after, so
+/// that 0 has room. Bucket 3 is full (K and three fillers). The twin Y has
+/// K's fingerprint and pair, but its first bucket is 3: its insert finds 3
+/// full and puts into 0, and its remove looks in 3 first and takes K's copy
+/// there, in every interleaving (nothing else takes it; a debug run counted
+/// the take from bucket 3 in every execution), leaving K in Y's copy in 0.
+/// A reading that read bucket 0 before Y's put and bucket 3 after the take
+/// saw K's fingerprint in neither; believed, its summary would miss K, and
+/// so would every lookup once it is published.
+///
+/// Y's first bucket is not K's: an insert records its own item's key, the
+/// prefix of its first bucket and the fingerprint, and a twin that shares
+/// K's first bucket (and prefix) records K's key, which hides the miss (with
+/// such a twin the model passes with the remove's announcement taken out).
+/// Bucket 0 is prefix 0 of the low half, bucket 3 prefix 2.
+fn remove_during_covering(roles: Roles) {
+    check(move || {
+        let probe = three_tables(&[]);
+        let zero = aimed(&probe, 0, 1, 4);
+        let k = aimed(&probe, 0, 3, 1)[0];
+        let (_, _, fp) = probe.position_in(0, k);
+        let y = probe.hash_into(0, 3, fp);
+        assert_eq!(probe.position_in(0, y), (3, 0, fp), "Y is no twin of K");
+        assert_ne!(k as u32 >> 30, y as u32 >> 30, "Y records K's key");
+        let three = aimed(&probe, 3, 2, 3);
+        drop(probe);
+        let mut first = zero.clone();
+        first.push(k);
+        first.extend(&three);
+        let f = three_tables(&first);
+        assert!(f.remove_hash(zero[0]), "the set-up's remove missed");
+        first.remove(0);
+        let cover = {
+            let f = f.clone();
+            move || f.cover_now()
+        };
+        let twin = {
+            let f = f.clone();
+            move || {
+                assert!(f.insert_hash_into(0, y));
+                assert!(f.remove_hash(y), "twin's remove missed");
+                assert!(f.contains_hash(k), "item missed after a twin's remove");
+            }
+        };
+        race(roles, cover, twin);
+        assert_eq!(f.covered_tables(), 1);
+        assert!(
+            f.contains_hash(k),
+            "item whose copy a twin's remove took missed"
+        );
+        assert!(
+            first.iter().all(|&h| f.contains_hash(h)),
+            "item of a covered table missed"
+        );
+        // Bucket 0's three fillers left, K, bucket 3's three.
+        assert_eq!(f.len(), 7);
+    });
+}
+
+#[test]
+fn remove_during_covering_racer_spawned() {
+    remove_during_covering(Roles::RacerSpawned);
+}
+
+#[test]
+fn remove_during_covering_roles_swapped() {
+    remove_during_covering(Roles::RacerOnMain);
 }
