@@ -37,6 +37,9 @@
 //!   played step by step by a unit test instead
 //!   (`a_clear_between_put_and_decision_keeps_the_uncounted_copy` in
 //!   `src/table/insert.rs`), which fails under the mutation.
+//! - the sweep's load of a word Relaxed instead of Acquire (so that seeing a
+//!   mover's copy no longer makes its in-flight entry visible): `relocation`
+//!   fails, "item inserted after the clear is missing" (2026-11-24).
 //! - the clear generation the issue proposed in place of the in-flight count
 //!   (`clear` bumps it before the sweep; a mover reads it before its copy and
 //!   abandons, counting its copy in, if it changed by its clear or fallback):

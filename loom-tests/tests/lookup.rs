@@ -26,7 +26,11 @@
 //! suite: a move by value that takes from its source before it publishes
 //! the bump makes 16 of the 22 models fail, every one that moves into the
 //! lookup's first bucket (across words, semi-sorted and batched included);
-//! the six into the second bucket pass, safe by ordering alone.
+//! the six into the second bucket pass, safe by ordering alone. Checked
+//! 2026-11-24: a mover's bump Relaxed instead of Release (`publish`), or the
+//! lookup's first counter load Relaxed instead of Acquire (`Snapshot::take`),
+//! fails `contains_vs_move_into_first_bucket` ("false negative"). (The
+//! counter load after the search is Relaxed: see `Snapshot::drift`.)
 #![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;

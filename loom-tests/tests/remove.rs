@@ -19,7 +19,10 @@
 //! after the clear ("remove missed a live item", the cases that scan the
 //! destination first); no fallback in `relocate`, and `take` by load + store
 //! instead of CAS ("copies ... left in its pair", all cases); clearing before
-//! copying and Relaxed bucket accesses (remove missed a live item).
+//! copying and Relaxed bucket accesses (remove missed a live item); the
+//! remove's announcement Release only, not AcqRel, so that its search need not
+//! see the copy of a move announced before (14 of the 16 models, "remove
+//! missed a live item being relocated", 2026-11-24).
 #![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
