@@ -19,7 +19,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use crate::error::BuildError;
+use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
 use crate::{CuckooFilter, GrowableCuckooFilter};
 
@@ -50,6 +50,15 @@ pub trait TableHooks {
     /// Copies of the fingerprint of `hash` in its bucket pair; exact when no
     /// operation is in flight.
     fn copies(&self, hash: u64) -> usize;
+
+    /// [`insert_hash_if_absent`](CuckooFilter::insert_hash_if_absent), calling
+    /// `between` once it has put its copy, before it decides whether to keep
+    /// it (only if it put one): a model can pause it there.
+    fn insert_hash_if_absent_pausing(
+        &self,
+        hash: u64,
+        between: impl FnOnce(),
+    ) -> Result<bool, InsertError>;
 }
 
 impl<S> TableHooks for CuckooFilter<S> {
@@ -72,6 +81,16 @@ impl<S> TableHooks for CuckooFilter<S> {
             .into_iter()
             .filter(|&(b, f)| f == fp && (b == i1 || b == i2))
             .count()
+    }
+
+    fn insert_hash_if_absent_pausing(
+        &self,
+        hash: u64,
+        between: impl FnOnce(),
+    ) -> Result<bool, InsertError> {
+        self.table
+            .insert_hash_if_absent_pausing(hash, between)
+            .map_err(|_| InsertError::Full)
     }
 }
 

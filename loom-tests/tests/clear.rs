@@ -23,6 +23,11 @@
 //!   insert(x)`: after the clear, bucket 0 holds two counted copies of `x`,
 //!   and the racer's duplicate take must not consume one of them if the sweep
 //!   took its own.
+//! - `if_absent_paused_*`: the same, with the `insert_if_absent` paused by a
+//!   test hook between its put and its decision until the other thread is
+//!   done, so that the schedule above, which loom's search of `if_absent_*`
+//!   never reaches, is certain (its put still falls anywhere against the
+//!   clear).
 //!
 //! All with both role assignments ([`common::Roles`]): the racing work is the
 //! insert, the checked work the clear and what follows it.
@@ -31,12 +36,17 @@
 //! - a sweep that keeps nothing (`busy_lanes` returning 0): `relocation*` and
 //!   `relocation_refill*`, both roles, "item inserted after the clear is
 //!   missing" (the mover's fallback took `K2`'s copy after the sweep took its
-//!   extra one). `if_absent*` does not fail under this mutation: loom never
+//!   extra one); `if_absent_paused*`, both roles, "item inserted after the
+//!   clear lost a copy" (2026-11-24). `if_absent` and
+//!   `if_absent_roles_swapped` do not fail under this mutation: loom never
 //!   schedules the racer's put before the sweep *and* its duplicate look
-//!   after both inserts (not at bound 3, nor at 100), so that schedule is
-//!   played step by step by a unit test instead
-//!   (`a_clear_between_put_and_decision_keeps_the_uncounted_copy` in
-//!   `src/table/insert.rs`), which fails under the mutation.
+//!   after both inserts (not at bound 3, nor at 100; in a run with the
+//!   mutation the sweep took the racer's copy in 8 of 241 executions, each
+//!   time with the racer's decision before the inserts), which is why the
+//!   paused models exist; they remain for the free interleavings of the
+//!   decision with the clear and the inserts. The unit test
+//!   `a_clear_between_put_and_decision_keeps_the_uncounted_copy` in
+//!   `src/table/insert.rs` plays the same schedule without loom.
 //! - the sweep's load of a word Relaxed instead of Acquire (so that seeing a
 //!   mover's copy no longer makes its in-flight entry visible): `relocation`
 //!   fails, "item inserted after the clear is missing" (2026-11-24).
@@ -53,6 +63,7 @@ mod common;
 
 use common::{check, filter, one_step, race, Filter, Roles};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
+use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;
 
 /// Once every thread is joined: `len()` agrees with the table, and every
@@ -163,4 +174,50 @@ fn if_absent() {
 #[test]
 fn if_absent_roles_swapped() {
     if_absent_across_clear(Roles::RacerOnMain);
+}
+
+/// The schedule `if_absent_*` never reaches, made certain: the
+/// `insert_if_absent` is paused between its put and its decision (a test
+/// hook) until the other thread has cleared and inserted `x` twice. Loom
+/// still explores where its put falls against the clear (before the sweep
+/// reads the word, between that read and the sweep's CAS, or after the sweep),
+/// and every interleaving of the rest.
+fn if_absent_paused_across_clear(roles: Roles) {
+    check(move || {
+        let f = filter(2);
+        let x = f.hash_for(0, 0x5a);
+        let f = Arc::new(f);
+        let done = Arc::new(AtomicBool::new(false));
+        let (a, b) = (Arc::clone(&f), Arc::clone(&f));
+        let (a_done, b_done) = (Arc::clone(&done), Arc::clone(&done));
+        let (added, ()) = race(
+            roles,
+            move || {
+                a.insert_hash_if_absent_pausing(x, || {
+                    while !a_done.load(Ordering::Acquire) {
+                        loom::thread::yield_now();
+                    }
+                })
+            },
+            move || {
+                b.clear();
+                b.insert_hash(x).expect("room");
+                b.insert_hash(x).expect("room");
+                b_done.store(true, Ordering::Release);
+            },
+        );
+        let added = added.expect("room");
+        assert_consistent(&f, &[x, x]);
+        assert!(f.copies(x) <= 2 + usize::from(added));
+    });
+}
+
+#[test]
+fn if_absent_paused() {
+    if_absent_paused_across_clear(Roles::RacerSpawned);
+}
+
+#[test]
+fn if_absent_paused_roles_swapped() {
+    if_absent_paused_across_clear(Roles::RacerOnMain);
 }

@@ -261,6 +261,16 @@ impl AnyTable {
         dispatch!(self, t => t.position(hash))
     }
 
+    /// [`Self::insert_hash_if_absent`], calling `between` between its put and
+    /// its decision (see [`Table::insert_if_absent_pausing`]).
+    pub(crate) fn insert_hash_if_absent_pausing(
+        &self,
+        hash: u64,
+        between: impl FnOnce(),
+    ) -> Result<bool, Full> {
+        dispatch!(self, t => t.insert_if_absent_pausing(t.position(hash), between))
+    }
+
     /// A hash whose first bucket is `bucket` and whose fingerprint is `fp`.
     pub(crate) fn hash_for(&self, bucket: u64, fp: u32) -> u64 {
         fn of<W: crate::fingerprint::Width>(t: &Table<W>, bucket: u64, fp: u32) -> u64 {

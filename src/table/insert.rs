@@ -113,6 +113,19 @@ impl<W: Width> Table<W> {
     /// `Err(Full)` if no room could be made (nothing added). See the module
     /// documentation for the protocol and what races can do.
     pub(crate) fn insert_if_absent(&self, pos: Position) -> Result<bool, Full> {
+        self.insert_if_absent_pausing(pos, || ())
+    }
+
+    /// [`Self::insert_if_absent`], calling `between` after its put and before
+    /// it looks for a duplicate (between steps 2 and 3 above): the test hooks
+    /// pause there, so that a loom model can run a whole `clear` and more
+    /// inserts in that window (`loom-tests/tests/clear.rs`, `if_absent_paused`).
+    #[inline(always)]
+    pub(crate) fn insert_if_absent_pausing(
+        &self,
+        pos: Position,
+        between: impl FnOnce(),
+    ) -> Result<bool, Full> {
         if self.contains(pos) {
             return Ok(false);
         }
@@ -137,6 +150,7 @@ impl<W: Width> Table<W> {
         if !placed {
             return Err(Full);
         }
+        between();
         if self.take_duplicate(pos) {
             return Ok(false);
         }
