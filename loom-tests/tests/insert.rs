@@ -13,15 +13,25 @@
 //! After the join: every `Ok` insert is present, every `Err` left no trace,
 //! and `len()` is exact and agrees with the table (model 6).
 //!
-//! Mutations it catches: `put` by load + store instead of CAS (all three:
-//! both inserts `Ok` for one slot, or an item lost); no fallback in `relocate`
-//! and Relaxed bucket accesses (`same_path_room_for_both`: an insert fails
-//! although there was room, the duplicate copy having taken it).
+//! Twelve models: `last_free_slot` and `same_path` (one free slot, or room
+//! for both), each with `y` another item of `x`'s pair and with `y` `x`'s
+//! twin (same fingerprint, same pair, opposite first bucket: [`Second`]),
+//! each in both role assignments.
+//!
+//! Mutations it catches (rechecked 2026-11-24, preemption bound 2): `put` by
+//! load + store instead of CAS (all twelve: both inserts `Ok` for one slot,
+//! or an item lost); no fallback in `relocate` and Relaxed bucket accesses
+//! (the four `same_path_room_for_both*`: an insert fails although there was
+//! room, the duplicate copy having taken it); an insert's put (first bucket,
+//! second, or a path's root) that takes a copy of its fingerprint already in
+//! the bucket for its own (only the six twin models, in every interleaving,
+//! not only racing ones: both inserts `Ok` for one slot, or one copy fewer
+//! than items; the six others pass).
 #![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
 
-use common::{assert_holds_exactly, check, filter, fp, fps, prefill, race, Roles};
+use common::{assert_holds_exactly, check, filter, fps, prefill, race, Roles};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use loom::sync::Arc;
 
@@ -57,27 +67,66 @@ fn two_inserts(
     assert_holds_exactly(&f, &live);
 }
 
+/// The second insert, `y`, against the first, `x`: both have the same bucket
+/// pair.
+#[derive(Clone, Copy, Debug)]
+enum Second {
+    /// Another item of the pair, with a fingerprint of its own.
+    Other,
+    /// `x`'s twin: `x`'s fingerprint, first bucket the other one of the pair
+    /// (as `K′` in `collision.rs`). Both race for the same slot with the same
+    /// fingerprint, so a put that lost its race to the twin sees its own
+    /// fingerprint in the slot it wanted: a put that took that for its own
+    /// copy (or stored over it) would count two items in one copy.
+    Twin,
+}
+
+/// `y` for the set-up's `x` (first bucket 0, second 1, fingerprint `x_fp`):
+/// `other` as it is, or `x`'s twin.
+fn second(f: &common::Filter, second: Second, x_fp: u32, other: u32) -> u64 {
+    match second {
+        Second::Other => f.hash_for(0, other),
+        Second::Twin => {
+            let twin = f.hash_for(1, x_fp);
+            assert_eq!(f.position(twin), (1, 0, x_fp), "a twin of x");
+            twin
+        }
+    }
+}
+
 /// Two buckets, seven items, one free slot in bucket 1; both new items pair
-/// 0 with 1 and reach it by a plain `put` (no path).
-fn last_free_slot(roles: Roles) {
+/// 0 with 1 and reach it by a plain `put` (no path): `x` (first bucket 0) by
+/// its second put, `y` by its second put (`Second::Other`) or its first (the
+/// twin, first bucket 1).
+fn last_free_slot(y: Second, roles: Roles) {
     check(move || {
         let f = filter(2);
         let all = fps(&f, 0, 1, 9, &[]);
         let mut live: Vec<u64> = all[..4].iter().map(|&p| prefill(&f, 0, p)).collect();
         live.extend(all[4..7].iter().map(|&p| prefill(&f, 1, p)));
-        let (x, y) = (f.hash_for(0, all[7]), f.hash_for(0, all[8]));
+        let (x, y) = (f.hash_for(0, all[7]), second(&f, y, all[7], all[8]));
         two_inserts(roles, f, live, x, y, false);
     });
 }
 
 #[test]
 fn last_free_slot_racer_spawned() {
-    last_free_slot(Roles::RacerSpawned);
+    last_free_slot(Second::Other, Roles::RacerSpawned);
 }
 
 #[test]
 fn last_free_slot_roles_swapped() {
-    last_free_slot(Roles::RacerOnMain);
+    last_free_slot(Second::Other, Roles::RacerOnMain);
+}
+
+#[test]
+fn last_free_slot_twin() {
+    last_free_slot(Second::Twin, Roles::RacerSpawned);
+}
+
+#[test]
+fn last_free_slot_twin_roles_swapped() {
+    last_free_slot(Second::Twin, Roles::RacerOnMain);
 }
 
 /// Four buckets, 0 and 1 full; the only free room is in bucket 3, reached from
@@ -87,7 +136,13 @@ fn last_free_slot_roles_swapped() {
 ///
 /// Bucket 3 holds fingerprints that pair it back with 0, and bucket 2 (full)
 /// ones that pair it back with 1, so the search of a full table is short.
-fn same_path(free: usize, roles: Roles) {
+///
+/// With `y` the twin of `x` (first bucket 1), the search does not look at
+/// the fingerprint being inserted, only at its two buckets: it starts from
+/// bucket 1, reads bucket 2 (full) through the `b`s first, and then finds
+/// the same path, `a[0]: 0 -> 3`, and the same root, 0, where both inserts
+/// then put one fingerprint.
+fn same_path(free: usize, y: Second, roles: Roles) {
     check(move || {
         let f = filter(4);
         let a = fps(&f, 0, 3, 4, &[]);
@@ -98,28 +153,48 @@ fn same_path(free: usize, roles: Roles) {
         for (bucket, group) in [(0, &a), (1, &b), (3, &c), (2, &d)] {
             live.extend(group.iter().map(|&p| prefill(&f, bucket, p)));
         }
-        let x = f.hash_for(0, fp(&f, 0, 1, &[]));
-        let y = f.hash_for(0, fps(&f, 0, 1, 2, &[])[1]);
+        let xy = fps(&f, 0, 1, 2, &[]);
+        let (x, y) = (f.hash_for(0, xy[0]), second(&f, y, xy[0], xy[1]));
         two_inserts(roles, f, live, x, y, free == 2);
     });
 }
 
 #[test]
 fn same_path_last_free_slot() {
-    same_path(1, Roles::RacerSpawned);
+    same_path(1, Second::Other, Roles::RacerSpawned);
 }
 
 #[test]
 fn same_path_last_free_slot_roles_swapped() {
-    same_path(1, Roles::RacerOnMain);
+    same_path(1, Second::Other, Roles::RacerOnMain);
 }
 
 #[test]
 fn same_path_room_for_both() {
-    same_path(2, Roles::RacerSpawned);
+    same_path(2, Second::Other, Roles::RacerSpawned);
 }
 
 #[test]
 fn same_path_room_for_both_roles_swapped() {
-    same_path(2, Roles::RacerOnMain);
+    same_path(2, Second::Other, Roles::RacerOnMain);
+}
+
+#[test]
+fn same_path_last_free_slot_twin() {
+    same_path(1, Second::Twin, Roles::RacerSpawned);
+}
+
+#[test]
+fn same_path_last_free_slot_twin_roles_swapped() {
+    same_path(1, Second::Twin, Roles::RacerOnMain);
+}
+
+#[test]
+fn same_path_room_for_both_twin() {
+    same_path(2, Second::Twin, Roles::RacerSpawned);
+}
+
+#[test]
+fn same_path_room_for_both_twin_roles_swapped() {
+    same_path(2, Second::Twin, Roles::RacerOnMain);
 }
