@@ -23,6 +23,44 @@ pub fn spawn_insert(f: &Arc<Filter>, hash: u64) -> JoinHandle<Result<(), InsertE
     thread::spawn(move || f.insert_hash(hash))
 }
 
+/// Which of a model's two sides is spawned first, for models that spawn both
+/// (the main thread only spawns and joins, so that neither side starts ahead
+/// of the other). loom lets either side run first whatever the order, but
+/// under a preemption bound the order (and so the threads' ids) can change which
+/// schedules its search reaches, so such a model runs with both orders.
+#[derive(Clone, Copy, Debug)]
+pub enum SpawnOrder {
+    /// `a` spawned (and joined) first, then `b`.
+    AFirst,
+    /// `b` spawned (and joined) first, then `a`.
+    BFirst,
+}
+
+/// Runs `a` and `b` on two spawned threads, spawned and joined in the order
+/// `order` says, and returns both results once both are done.
+pub fn spawn_both<A, B, RA, RB>(order: SpawnOrder, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send + 'static,
+    B: FnOnce() -> RB + Send + 'static,
+    RA: Send + 'static,
+    RB: Send + 'static,
+{
+    match order {
+        SpawnOrder::AFirst => {
+            let ha = thread::spawn(a);
+            let hb = thread::spawn(b);
+            let ra = ha.join().unwrap();
+            (ra, hb.join().unwrap())
+        }
+        SpawnOrder::BFirst => {
+            let hb = thread::spawn(b);
+            let ha = thread::spawn(a);
+            let rb = hb.join().unwrap();
+            (ha.join().unwrap(), rb)
+        }
+    }
+}
+
 /// Runs `f` under loom. `LOOM_MAX_PREEMPTIONS` (and the other `LOOM_*`
 /// variables) are honoured; without it the preemption bound defaults to 2, the
 /// CI setting, since an unbounded search of these models would not finish.
