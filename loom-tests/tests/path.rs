@@ -10,13 +10,16 @@
 //!
 //! Mutations it catches: clearing the source before copying (the step whose
 //! destination filled up loses its fingerprint: an item vanishes, or both
-//! inserts fit in one slot) and `put` by load + store (an item overwritten).
+//! inserts fit in one slot) and `put` by load + store (an item overwritten);
+//! both rechecked 2026-11-24 on `path_invalidated_midway` in both spawn
+//! orders (each fails: the table differs from the live items).
 #![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
 
 use common::{
-    assert_holds_exactly, check, check_with, filter, fp, fps, prefill, race, Limits, Roles,
+    assert_holds_exactly, check, check_with, filter, fp, fps, prefill, race, spawn_both, Limits,
+    Roles, SpawnOrder,
 };
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use loom::sync::Arc;
@@ -37,8 +40,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// Both inserts succeed (16 items in 16 slots) and the table holds each item
 /// exactly once; `len()` agrees (model 6).
-#[test]
-fn path_invalidated_midway() {
+///
+/// `y` is no twin of `x`: the hazard needs `y` to take the slot that `x`'s
+/// path frees in bucket 3, outside `x`'s own pair (0 and 1).
+///
+/// Both inserts run on spawned threads (the main thread only joins): with
+/// `x` spawned and `y` on the main thread, loom's bounded search never
+/// reached the interleaving that breaks the path (and a mutant that clears
+/// before copying passed); this way it does. Under a preemption bound the
+/// spawn order can matter too, so the model runs with both ([`SpawnOrder`];
+/// each explored 655 executions at 2 preemptions, 2026-11-24).
+fn invalidated_midway(order: SpawnOrder) {
     // Executions in which `y` took the slot `c0` left in bucket 3 (read once
     // loom is done, as below).
     let invalidated = std::sync::Arc::new(AtomicUsize::new(0));
@@ -54,23 +66,21 @@ fn path_invalidated_midway() {
             live.extend(group.iter().map(|&p| prefill(&f, bucket, p)));
         }
         let x = f.hash_for(0, fp(&f, 0, 1, &b));
-        let y = f.hash_for(3, c[4]);
+        let (y, y_fp) = (f.hash_for(3, c[4]), c[4]);
 
-        // Both inserts run on spawned threads: with `x` spawned and `y` on the
-        // main thread, loom's bounded search never reached the interleaving
-        // that breaks the path (and a mutant that clears before copying
-        // passed); this way it does.
         let f = Arc::new(f);
-        let tx = common::spawn_insert(&f, x);
+        let (g, h) = (Arc::clone(&f), Arc::clone(&f));
         // Bucket 3 is full of `c`s until `c0` leaves and again once `a0`
         // arrives, and `x`'s searches never move anything into it but `a0`:
         // `y` is there after its insert only if it took the slot between.
-        let g = Arc::clone(&f);
-        let ty = loom::thread::spawn(move || {
-            let r = g.insert_hash(y);
-            (r, g.fingerprints().contains(&(3, c[4])))
-        });
-        let (rx, (ry, took_the_slot)) = (tx.join().unwrap(), ty.join().unwrap());
+        let (rx, (ry, took_the_slot)) = spawn_both(
+            order,
+            move || g.insert_hash(x),
+            move || {
+                let r = h.insert_hash(y);
+                (r, h.fingerprints().contains(&(3, y_fp)))
+            },
+        );
         assert!(
             rx.is_ok() && ry.is_ok(),
             "room for both, yet {rx:?} and {ry:?}"
@@ -85,6 +95,16 @@ fn path_invalidated_midway() {
         invalidated.load(Ordering::Relaxed) > 0,
         "no execution broke the path midway"
     );
+}
+
+#[test]
+fn path_invalidated_midway() {
+    invalidated_midway(SpawnOrder::AFirst);
+}
+
+#[test]
+fn path_invalidated_midway_spawn_order_swapped() {
+    invalidated_midway(SpawnOrder::BFirst);
 }
 
 /// The same race with one free slot, in 6 buckets laid out so that a search of
@@ -173,6 +193,11 @@ fn path_invalidated_midway_then_full_roles_swapped() {
 }
 
 /// Without interference the paths above really have two steps.
+///
+/// Single-threaded: not a concurrency model but a check of the set-up the
+/// models above rely on (that `x`'s shortest path is `c0: 3 -> 2`, then
+/// `a0: 0 -> 3`), run under loom only because the filter's atomics are
+/// loom's.
 #[test]
 fn paths_have_two_steps() {
     check(|| {
