@@ -123,12 +123,14 @@ fn path_invalidated_midway_spawn_order_swapped() {
 fn path_invalidated_midway_then_full(roles: Roles, max_preemptions: usize) {
     // The thread that loses the last slot searches the full table (two or
     // three searches of 25 to 60 bucket reads), and loom tries every older
-    // value each of those reads may return: 456,407 executions at 2
-    // preemptions (about 35 s); at 3 the model ran over 20 minutes unfinished,
+    // value each of those reads may return: 1,365,870 executions at 2
+    // preemptions (2026-11-24; 456,407 when first written, before removes
+    // announced themselves); at 3 the model ran over 20 minutes unfinished,
     // so it stays at `max_preemptions` whatever LOOM_MAX_PREEMPTIONS says: 2
-    // with `x` spawned, 1 with the roles swapped (946,184 executions, about
-    // 70 s; at 2 it ran over 7 minutes unfinished). Both still reach the
-    // execution that breaks the path midway (asserted below).
+    // with `x` spawned, 1 with the roles swapped (2,834,852 executions; at 2
+    // it ran over 7 minutes unfinished). The two take about 6 minutes side by
+    // side on CI's two cores, most of the loom suite's time. Both still reach
+    // the execution that breaks the path midway (asserted below).
     let limits = Limits {
         max_branches: Some(5_000),
         max_preemptions: Some(max_preemptions),
