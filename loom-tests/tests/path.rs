@@ -125,12 +125,13 @@ fn path_invalidated_midway_then_full(roles: Roles, max_preemptions: usize) {
     // three searches of 25 to 60 bucket reads), and loom tries every older
     // value each of those reads may return: 1,365,870 executions at 2
     // preemptions (2026-11-24; 456,407 when first written, the protocol's
-    // atomic steps having grown since); at 3 the model ran over 20 minutes unfinished,
-    // so it stays at `max_preemptions` whatever LOOM_MAX_PREEMPTIONS says: 2
-    // with `x` spawned, 1 with the roles swapped (2,834,852 executions; at 2
-    // it ran over 7 minutes unfinished). The two take about 6 minutes side by
-    // side on CI's two cores, most of the loom suite's time. Both still reach
-    // the execution that breaks the path midway (asserted below).
+    // atomic steps having grown since); at 3 the model ran over 20 minutes
+    // unfinished, so it stays at `max_preemptions` whatever
+    // LOOM_MAX_PREEMPTIONS says: 2 with `x` spawned, 1 with the roles swapped
+    // (2,834,852 executions; at 2 it ran over 7 minutes unfinished). The two
+    // take about 6 minutes side by side on CI's two cores, most of the loom
+    // suite's time. Both still reach the execution that breaks the path
+    // midway (asserted below).
     let limits = Limits {
         max_branches: Some(5_000),
         max_preemptions: Some(max_preemptions),

@@ -221,6 +221,8 @@ impl ItemCount {
     /// [`Self::change`] by the holder of owned shard `slot`, or into a
     /// shared shard if `None`.
     #[inline(always)]
+    // Under loom there is one shared shard, and `% SHARED` is `% 1`.
+    #[cfg_attr(lockfree_cuckoo_filter_loom, allow(clippy::modulo_one))]
     fn change_as(&self, slot: Option<usize>, key: u64, delta: isize) {
         match slot {
             Some(slot) => {
