@@ -145,44 +145,9 @@ fn relocation_refill_roles_swapped() {
     relocation_across_clear(Roles::RacerOnMain, true);
 }
 
-fn if_absent_across_clear(roles: Roles) {
-    check(move || {
-        let f = filter(2);
-        let x = f.hash_for(0, 0x5a);
-        let f = Arc::new(f);
-        let (a, b) = (Arc::clone(&f), Arc::clone(&f));
-        let (added, ()) = race(
-            roles,
-            move || a.insert_hash_if_absent(x),
-            move || {
-                b.clear();
-                b.insert_hash(x).expect("room");
-                b.insert_hash(x).expect("room");
-            },
-        );
-        let added = added.expect("room");
-        assert_consistent(&f, &[x, x]);
-        assert!(f.copies(x) <= 2 + usize::from(added));
-    });
-}
-
-#[test]
-fn if_absent() {
-    if_absent_across_clear(Roles::RacerSpawned);
-}
-
-#[test]
-fn if_absent_roles_swapped() {
-    if_absent_across_clear(Roles::RacerOnMain);
-}
-
-/// The schedule `if_absent_*` never reaches, made certain: the
-/// `insert_if_absent` is paused between its put and its decision (a test
-/// hook) until the other thread has cleared and inserted `x` twice. Loom
-/// still explores where its put falls against the clear (before the sweep
-/// reads the word, between that read and the sweep's CAS, or after the sweep),
-/// and every interleaving of the rest.
-fn if_absent_paused_across_clear(roles: Roles) {
+/// `insert_if_absent(x)` racing `clear(); insert(x); insert(x)` (see the
+/// module documentation), paused as `pause` says.
+fn if_absent_across_clear(roles: Roles, pause: Pause) {
     check(move || {
         let f = filter(2);
         let x = f.hash_for(0, 0x5a);
@@ -193,8 +158,9 @@ fn if_absent_paused_across_clear(roles: Roles) {
         let (added, ()) = race(
             roles,
             move || {
+                // Unpaused, the hook's pause is empty: `insert_hash_if_absent`.
                 a.insert_hash_if_absent_pausing(x, || {
-                    while !a_done.load(Ordering::Acquire) {
+                    while pause == Pause::UntilDone && !a_done.load(Ordering::Acquire) {
                         loom::thread::yield_now();
                     }
                 })
@@ -203,7 +169,9 @@ fn if_absent_paused_across_clear(roles: Roles) {
                 b.clear();
                 b.insert_hash(x).expect("room");
                 b.insert_hash(x).expect("room");
-                b_done.store(true, Ordering::Release);
+                if pause == Pause::UntilDone {
+                    b_done.store(true, Ordering::Release);
+                }
             },
         );
         let added = added.expect("room");
@@ -212,12 +180,37 @@ fn if_absent_paused_across_clear(roles: Roles) {
     });
 }
 
+/// Whether the `insert_if_absent` of `if_absent_*` waits between its put and
+/// its decision.
+#[derive(Clone, Copy, PartialEq)]
+enum Pause {
+    /// No: loom interleaves its decision freely with the clear and inserts.
+    Never,
+    /// The schedule `if_absent` and `if_absent_roles_swapped` never reach,
+    /// made certain: paused between its put and its decision (a test hook)
+    /// until the other thread has cleared and inserted `x` twice. Loom still
+    /// explores where its put falls against the clear (before the sweep reads
+    /// the word, between that read and the sweep's CAS, or after the sweep),
+    /// and every interleaving of the rest.
+    UntilDone,
+}
+
+#[test]
+fn if_absent() {
+    if_absent_across_clear(Roles::RacerSpawned, Pause::Never);
+}
+
+#[test]
+fn if_absent_roles_swapped() {
+    if_absent_across_clear(Roles::RacerOnMain, Pause::Never);
+}
+
 #[test]
 fn if_absent_paused() {
-    if_absent_paused_across_clear(Roles::RacerSpawned);
+    if_absent_across_clear(Roles::RacerSpawned, Pause::UntilDone);
 }
 
 #[test]
 fn if_absent_paused_roles_swapped() {
-    if_absent_paused_across_clear(Roles::RacerOnMain);
+    if_absent_across_clear(Roles::RacerOnMain, Pause::UntilDone);
 }
