@@ -6,6 +6,7 @@
 //! cargo run --release -p benchmarks --example lookup_floor                      # 1 M keys
 //! cargo run --release -p benchmarks --example lookup_floor -- --items 30000000
 //! cargo run --release -p benchmarks --example lookup_floor -- --chain         # 4 M keys, chains
+//! cargo run --release -p benchmarks --example lookup_floor -- --bits 8        # the 8-bit ladder
 //! ```
 //!
 //! The rungs, each monomorphic (one width, no dispatch) and each with a table
@@ -41,6 +42,15 @@
 //! loops are models: they are single-threaded and their inserts are plain
 //! stores, so only the lookups mean anything.
 //!
+//! With `--bits 8`, a shorter ladder at 8 bits, where the table stays in L2
+//! and lookups are bound by the instructions they retire: rung 1 at 8 bits
+//! (the reference's `Cuckoo8`: buckets of four 8-bit slots in a 32-bit word,
+//! each tested by the zero-byte trick, `hasvalue8`), rungs 2 and 3 on it (one
+//! vector comparison, then validation), rung 3 again with XXH3 for the
+//! hash, then the crate's 8-bit `contains`. It asks whether a lookup
+//! validated as the crate's are can match the reference's speed with the
+//! reference's hash and table, and with the crate's default hash.
+//!
 //! With `--chain` (items default 4 M), the floor of a growable filter's miss
 //! instead: rung 5's lookup, the hash computed once, asked of every table of
 //! a chain, newest first, as `GrowableCuckooFilter::contains` does. The
@@ -56,7 +66,7 @@
 //! second (0 % present, the bulk workload's list) and that as a share of one
 //! table sized for all the items.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use benchmarks::bulk_insert_and_query::{
@@ -68,7 +78,7 @@ use lockfree_cuckoo_filter::FingerprintBits;
 #[repr(align(128))]
 struct Padded(AtomicU64);
 
-const USAGE: &str = "usage: lookup_floor [--items N] [--chain]";
+const USAGE: &str = "usage: lookup_floor [--items N] [--chain | --bits 8]";
 
 const PASSES: usize = 5;
 
@@ -200,12 +210,7 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
         // reference's: the next power of two (doubled if over 96 %).
         let buckets = (items as u64).div_ceil(4) * 100 / 95 + 1;
         let n = if POW2 {
-            let p = (items as u64 / 4).next_power_of_two().max(2);
-            if items as f64 > 0.96 * 4.0 * p as f64 {
-                2 * p
-            } else {
-                p
-            }
+            power_of_two_buckets(items)
         } else {
             (buckets + 1) & !1
         };
@@ -326,6 +331,209 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
     }
 }
 
+/// The reference's table size for `items`: buckets of four, the next power
+/// of two, doubled if the load would be over 96 %.
+fn power_of_two_buckets(items: usize) -> u64 {
+    let p = (items as u64 / 4).next_power_of_two().max(2);
+    if items as f64 > 0.96 * 4.0 * p as f64 {
+        2 * p
+    } else {
+        p
+    }
+}
+
+/// The `--bits 8` ladder's model of the reference's `Cuckoo8`: a power of two
+/// of buckets, each four 8-bit slots in a 32-bit word, the multiply-add hash
+/// and the XOR alternate; and the relocation counters of a crate table.
+struct Model8<H> {
+    words: Vec<AtomicU32>,
+    mask: u64,
+    counters: Box<[Padded; 256]>,
+    hash: H,
+}
+
+impl<H: KeyHash> Model8<H> {
+    fn new(items: usize, hash: H) -> Self {
+        let n = power_of_two_buckets(items);
+        Self {
+            words: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            mask: n - 1,
+            counters: Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))),
+            hash,
+        }
+    }
+
+    /// The reference's alternate: XOR with the tag times MurmurHash2's
+    /// constant, masked.
+    #[inline(always)]
+    fn alternate(&self, bucket: u64, fp: u32) -> u64 {
+        (bucket ^ u64::from(fp.wrapping_mul(0x5bd1_e995))) & self.mask
+    }
+
+    /// The reference's position: the bucket from the hash's high half, the
+    /// tag its low byte (0 made 1).
+    #[inline(always)]
+    fn position(&self, key: u64) -> (u64, u64, u32) {
+        let h = self.hash.of(key);
+        let i1 = (h >> 32) & self.mask;
+        let tag = (h & 0xff) as u32;
+        let fp = tag + u32::from(tag == 0);
+        (i1, self.alternate(i1, fp), fp)
+    }
+
+    #[inline(always)]
+    fn cell(&self, bucket: u64) -> &AtomicU32 {
+        debug_assert!(bucket <= self.mask);
+        // SAFETY: every bucket is masked by `mask`, one less than the length
+        // of `words` (a power of two), so it is below that length.
+        unsafe { self.words.get_unchecked(bucket as usize) }
+    }
+
+    #[inline(always)]
+    fn word(&self, bucket: u64) -> u32 {
+        self.cell(bucket).load(Ordering::Acquire)
+    }
+
+    /// The lookup without validation: rung 1 at 8 bits tests each bucket by
+    /// the zero-byte trick (the reference's `hasvalue8`: a byte of
+    /// `w ^ fp·0x01010101` is zero exactly where `fp` is); rung 2 compares
+    /// both buckets' eight lanes with `fp` at once, as the crate's 8-bit
+    /// lookup does (SSE2 `pcmpeqb`).
+    #[inline(always)]
+    fn look<const VECTOR: bool>(&self, (i1, i2, fp): (u64, u64, u32)) -> bool {
+        let (a, b) = (self.word(i1), self.word(i2));
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if VECTOR {
+            use std::arch::x86_64::{
+                _mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi32,
+            };
+            // SAFETY: SSE2 is enabled for this target (the `cfg` above);
+            // these intrinsics compute on values in registers and touch no
+            // memory.
+            return unsafe {
+                let lanes = _mm_set_epi32(0, 0, b as i32, a as i32);
+                _mm_movemask_epi8(_mm_cmpeq_epi8(lanes, _mm_set1_epi8(fp as i8))) & 0xff != 0
+            };
+        }
+        let has_zero_byte = |x: u32| x.wrapping_sub(0x0101_0101) & !x & 0x8080_8080 != 0;
+        let lanes = fp.wrapping_mul(0x0101_0101);
+        has_zero_byte(a ^ lanes) | has_zero_byte(b ^ lanes)
+    }
+
+    /// Rung 2 at 8 bits validated as [`Model::look_validated`] is.
+    #[inline(always)]
+    fn look_validated(&self, pos: (u64, u64, u32)) -> bool {
+        let counter = &self.counters[((pos.0 ^ pos.1) >> 1) as usize & 255].0;
+        loop {
+            let before = counter.load(Ordering::Acquire);
+            let hit = self.look::<true>(pos);
+            if counter.load(Ordering::Acquire) == before {
+                return hit;
+            }
+        }
+    }
+
+    /// As [`Model::insert`], at 8 bits.
+    fn insert(&self, key: u64, rng: &mut u64) -> bool {
+        let (i1, _, fp) = self.position(key);
+        let (mut bucket, mut fp) = (i1, fp);
+        for _ in 0..500 {
+            for b in [bucket, self.alternate(bucket, fp)] {
+                let w = self.word(b);
+                if let Some(slot) = (0..4).find(|s| (w >> (8 * s)) & 0xff == 0) {
+                    self.cell(b)
+                        .store(w | (fp << (8 * slot)), Ordering::Relaxed);
+                    return true;
+                }
+            }
+            let slot = xorshift(rng) % 4;
+            let w = self.word(bucket);
+            let victim = (w >> (8 * slot)) & 0xff;
+            let w = (w & !(0xff << (8 * slot))) | (fp << (8 * slot));
+            self.cell(bucket).store(w, Ordering::Relaxed);
+            fp = victim;
+            bucket = self.alternate(bucket, fp);
+        }
+        false
+    }
+}
+
+/// One pass of the 8-bit model's lookups over `queries`; the number found.
+/// One loop for each kind of look, as [`pass`] has.
+#[inline(never)]
+fn pass8<H: KeyHash>(m: &Model8<H>, look: Look, queries: &[u64]) -> u64 {
+    fn count(queries: &[u64], found: impl Fn(u64) -> bool) -> u64 {
+        queries.iter().map(|&k| u64::from(found(k))).sum()
+    }
+    match look {
+        Look::ZeroLanes => count(queries, |k| m.look::<false>(m.position(k))),
+        Look::Vector => count(queries, |k| m.look::<true>(m.position(k))),
+        Look::Validated => count(queries, |k| m.look_validated(m.position(k))),
+    }
+}
+
+/// The `--bits 8` ladder on the bulk workload's keys and lists.
+fn ladder8(
+    items: usize,
+    keys: &[u64],
+    lists: &[Vec<u64>],
+    hashes: (MultiplyAdd, Xxh3),
+    rng: &mut u64,
+) {
+    println!("{items} keys, 8-bit fingerprints; M lookups/s, best of {PASSES} passes\n");
+    println!("| rung | 0 % | 50 % | 100 % |\n|---|--:|--:|--:|");
+    fn rows<H: KeyHash>(m: &Model8<H>, rows: &[(&str, Look)], lists: &[Vec<u64>]) {
+        for &(name, look) in rows {
+            let row = cells(|q| pass8(m, look, q), lists);
+            println!("| {name} | {row} |");
+        }
+    }
+    fn filled<H: KeyHash>(items: usize, hash: H, keys: &[u64], rng: &mut u64) -> Model8<H> {
+        let m = Model8::new(items, hash);
+        let failed = keys.iter().filter(|&&k| !m.insert(k, rng)).count();
+        if failed > 0 {
+            eprintln!("lookup_floor: {failed} model inserts gave up (8 bits)");
+        }
+        m
+    }
+    rows(
+        &filled(items, hashes.0, keys, rng),
+        &[
+            (
+                "1. c++ at 8 bits: multiply-add, power of two, XOR alternate, zero-byte test",
+                Look::ZeroLanes,
+            ),
+            ("2. + one vector comparison of both buckets", Look::Vector),
+            ("3. + validation", Look::Validated),
+        ],
+        lists,
+    );
+    rows(
+        &filled(items, hashes.1, keys, rng),
+        &[("3, XXH3 (the crate's default hash)", Look::Validated)],
+        lists,
+    );
+    crate_row("crate", items, keys, lists, FingerprintBits::Bits8);
+}
+
+/// The last rung, named `name`: the crate's `contains` at `bits`, on the
+/// same keys.
+fn crate_row(name: &str, items: usize, keys: &[u64], lists: &[Vec<u64>], bits: FingerprintBits) {
+    let filter = filter_for(items, bits).unwrap_or_else(|e| {
+        eprintln!("lookup_floor: cannot build the filter: {e}");
+        std::process::exit(1);
+    });
+    let failed = insert_all(&filter, keys);
+    if failed > 0 {
+        eprintln!("lookup_floor: {failed} filter inserts failed");
+    }
+    let row = cells(|q| contains_each(&filter, q), lists);
+    println!(
+        "| {name}: `CuckooFilter::contains`, {}-bit | {row} |",
+        bits.bits()
+    );
+}
+
 /// How a rung compares: the zero-lane test, one vector comparison, or that
 /// and validation.
 #[derive(Clone, Copy)]
@@ -394,6 +602,8 @@ fn rung<H: KeyHash, const POW2: bool>(
 struct Args {
     items: Option<usize>,
     chain: bool,
+    /// 8 for the 8-bit ladder, else 16.
+    bits: u32,
 }
 
 fn parse_args() -> Result<Args, lexopt::Error> {
@@ -401,18 +611,26 @@ fn parse_args() -> Result<Args, lexopt::Error> {
     let mut args = Args {
         items: None,
         chain: false,
+        bits: 16,
     };
     let mut parser = lexopt::Parser::from_env();
     while let Some(arg) = parser.next()? {
         match arg {
             Long("items") => args.items = Some(parser.value()?.parse()?),
             Long("chain") => args.chain = true,
+            Long("bits") => match parser.value()?.parse()? {
+                bits @ (8 | 16) => args.bits = bits,
+                bits => return Err(format!("--bits {bits}: 8 or 16").into()),
+            },
             Short('h') | Long("help") => {
                 println!("{USAGE}");
                 std::process::exit(0);
             }
             _ => return Err(arg.unexpected()),
         }
+    }
+    if args.chain && args.bits == 8 {
+        return Err("--chain measures 16-bit tables; --bits 8 is a ladder of its own".into());
     }
     if args.items.is_some_and(|n| n < 4) {
         return Err("--items must be at least 4".into());
@@ -696,6 +914,10 @@ fn main() {
     };
     let xxh3 = Xxh3 { seed: r() };
     let fold = Fold { seed: r() };
+    if args.bits == 8 {
+        ladder8(items, &keys, &lists, (multiply_add, xxh3), &mut rng);
+        return;
+    }
 
     println!("{items} keys, 16-bit fingerprints; M lookups/s, best of {PASSES} passes\n");
     println!("| rung | 0 % | 50 % | 100 % |\n|---|--:|--:|--:|");
@@ -729,15 +951,5 @@ fn main() {
     );
     rung::<_, true>("5, power-of-two table", Validated, xxh3, k, l, g);
     rung::<_, false>("5, one-multiply hash", Validated, fold, k, l, g);
-
-    let filter = filter_for(items, FingerprintBits::Bits16).unwrap_or_else(|e| {
-        eprintln!("lookup_floor: cannot build the filter: {e}");
-        std::process::exit(1);
-    });
-    let failed = insert_all(&filter, &keys);
-    if failed > 0 {
-        eprintln!("lookup_floor: {failed} filter inserts failed");
-    }
-    let row = cells(|q| contains_each(&filter, q), &lists);
-    println!("| 6. crate: `CuckooFilter::contains`, 16-bit | {row} |");
+    crate_row("6. crate", items, &keys, &lists, FingerprintBits::Bits16);
 }
