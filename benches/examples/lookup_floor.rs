@@ -78,6 +78,65 @@ use lockfree_cuckoo_filter::FingerprintBits;
 #[repr(align(128))]
 struct Padded(AtomicU64);
 
+/// The relocation counters of a crate table of the models' size: 256, padded.
+struct Counters(Box<[Padded; 256]>);
+
+impl Counters {
+    fn new() -> Self {
+        Self(Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))))
+    }
+
+    /// `look` validated in the cheapest form of the crate's protocol: the
+    /// counter of the pair `{i1, i2}` read before and after, the look again
+    /// if it moved. (The crate's `contains` retries only a miss during which
+    /// it moved; in these loops that form ran about 10 % slower, in the crate
+    /// no slower.)
+    #[inline(always)]
+    fn validated(&self, i1: u64, i2: u64, look: impl Fn() -> bool) -> bool {
+        let counter = &self.0[((i1 ^ i2) >> 1) as usize & 255].0;
+        loop {
+            let before = counter.load(Ordering::Acquire);
+            let hit = look();
+            if counter.load(Ordering::Acquire) == before {
+                return hit;
+            }
+        }
+    }
+}
+
+/// A single-threaded model insert of `fp`, first bucket `bucket`, into
+/// buckets of four `LANE`-bit lanes that `word` reads and `set` writes: a
+/// free lane of either bucket, else a random walk of evictions (as the
+/// reference's). False if it gives up.
+fn random_walk<const LANE: u64>(
+    (mut bucket, mut fp): (u64, u64),
+    alternate: impl Fn(u64, u64) -> u64,
+    word: impl Fn(u64) -> u64,
+    set: impl Fn(u64, u64),
+    rng: &mut u64,
+) -> bool {
+    let lane = (1 << LANE) - 1;
+    for _ in 0..500 {
+        for b in [bucket, alternate(bucket, fp)] {
+            let w = word(b);
+            if let Some(slot) = (0..4).find(|s| (w >> (LANE * s)) & lane == 0) {
+                set(b, w | (fp << (LANE * slot)));
+                return true;
+            }
+        }
+        let slot = xorshift(rng) % 4;
+        let w = word(bucket);
+        let victim = (w >> (LANE * slot)) & lane;
+        set(
+            bucket,
+            (w & !(lane << (LANE * slot))) | (fp << (LANE * slot)),
+        );
+        fp = victim;
+        bucket = alternate(bucket, fp);
+    }
+    false
+}
+
 const USAGE: &str = "usage: lookup_floor [--items N] [--chain | --bits 8]";
 
 const PASSES: usize = 5;
@@ -192,7 +251,7 @@ impl KeyHash for Fold {
 struct Model<H, const POW2: bool> {
     words: Vec<AtomicU64>,
     n: u64,
-    counters: Box<[Padded; 256]>,
+    counters: Counters,
     hash: H,
 }
 
@@ -217,7 +276,7 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
         Self {
             words: (0..n).map(|_| AtomicU64::new(0)).collect(),
             n,
-            counters: Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))),
+            counters: Counters::new(),
             hash,
         }
     }
@@ -288,46 +347,22 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
         }
     }
 
-    /// The lookup of rung 2 validated in the cheapest form of the crate's
-    /// protocol: the pair's counter before and after, the lookup again if it
-    /// moved. (The crate's `contains` retries only a miss during which it
-    /// moved; in these loops that form ran about 10 % slower, in the crate no
-    /// slower.)
+    /// The lookup of rung 2, validated ([`Counters::validated`]).
     #[inline(always)]
     fn look_validated(&self, p: Pos) -> bool {
-        let counter = &self.counters[((p.i1 ^ p.i2) >> 1) as usize & 255].0;
-        loop {
-            let before = counter.load(Ordering::Acquire);
-            let hit = self.look::<true>(p);
-            if counter.load(Ordering::Acquire) == before {
-                return hit;
-            }
-        }
+        self.counters.validated(p.i1, p.i2, || self.look::<true>(p))
     }
 
-    /// A single-threaded model insert: a free slot of either bucket, else a
-    /// random walk of evictions (as the reference's). False if it gives up.
+    /// A single-threaded model insert ([`random_walk`]).
     fn insert(&self, key: u64, rng: &mut u64) -> bool {
         let p = self.position(key);
-        let (mut bucket, mut fp) = (p.i1, p.fp);
-        for _ in 0..500 {
-            for b in [bucket, self.alternate(bucket, fp)] {
-                let w = self.word(b);
-                if let Some(slot) = (0..4).find(|s| (w >> (16 * s)) & 0xffff == 0) {
-                    self.cell(b)
-                        .store(w | (fp << (16 * slot)), Ordering::Relaxed);
-                    return true;
-                }
-            }
-            let slot = xorshift(rng) % 4;
-            let w = self.word(bucket);
-            let victim = (w >> (16 * slot)) & 0xffff;
-            let w = (w & !(0xffff << (16 * slot))) | (fp << (16 * slot));
-            self.cell(bucket).store(w, Ordering::Relaxed);
-            fp = victim;
-            bucket = self.alternate(bucket, fp);
-        }
-        false
+        random_walk::<16>(
+            (p.i1, p.fp),
+            |b, fp| self.alternate(b, fp),
+            |b| self.word(b),
+            |b, w| self.cell(b).store(w, Ordering::Relaxed),
+            rng,
+        )
     }
 }
 
@@ -348,7 +383,7 @@ fn power_of_two_buckets(items: usize) -> u64 {
 struct Model8<H> {
     words: Vec<AtomicU32>,
     mask: u64,
-    counters: Box<[Padded; 256]>,
+    counters: Counters,
     hash: H,
 }
 
@@ -358,7 +393,7 @@ impl<H: KeyHash> Model8<H> {
         Self {
             words: (0..n).map(|_| AtomicU32::new(0)).collect(),
             mask: n - 1,
-            counters: Box::new(std::array::from_fn(|_| Padded(AtomicU64::new(0)))),
+            counters: Counters::new(),
             hash,
         }
     }
@@ -420,41 +455,23 @@ impl<H: KeyHash> Model8<H> {
         has_zero_byte(a ^ lanes) | has_zero_byte(b ^ lanes)
     }
 
-    /// Rung 2 at 8 bits validated as [`Model::look_validated`] is.
+    /// Rung 2 at 8 bits, validated ([`Counters::validated`]).
     #[inline(always)]
     fn look_validated(&self, pos: (u64, u64, u32)) -> bool {
-        let counter = &self.counters[((pos.0 ^ pos.1) >> 1) as usize & 255].0;
-        loop {
-            let before = counter.load(Ordering::Acquire);
-            let hit = self.look::<true>(pos);
-            if counter.load(Ordering::Acquire) == before {
-                return hit;
-            }
-        }
+        self.counters
+            .validated(pos.0, pos.1, || self.look::<true>(pos))
     }
 
-    /// As [`Model::insert`], at 8 bits.
+    /// A single-threaded model insert ([`random_walk`]).
     fn insert(&self, key: u64, rng: &mut u64) -> bool {
         let (i1, _, fp) = self.position(key);
-        let (mut bucket, mut fp) = (i1, fp);
-        for _ in 0..500 {
-            for b in [bucket, self.alternate(bucket, fp)] {
-                let w = self.word(b);
-                if let Some(slot) = (0..4).find(|s| (w >> (8 * s)) & 0xff == 0) {
-                    self.cell(b)
-                        .store(w | (fp << (8 * slot)), Ordering::Relaxed);
-                    return true;
-                }
-            }
-            let slot = xorshift(rng) % 4;
-            let w = self.word(bucket);
-            let victim = (w >> (8 * slot)) & 0xff;
-            let w = (w & !(0xff << (8 * slot))) | (fp << (8 * slot));
-            self.cell(bucket).store(w, Ordering::Relaxed);
-            fp = victim;
-            bucket = self.alternate(bucket, fp);
-        }
-        false
+        random_walk::<8>(
+            (i1, u64::from(fp)),
+            |b, fp| self.alternate(b, fp as u32),
+            |b| u64::from(self.word(b)),
+            |b, w| self.cell(b).store(w as u32, Ordering::Relaxed),
+            rng,
+        )
     }
 }
 
