@@ -298,11 +298,6 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
         }
     }
 
-    #[inline(always)]
-    fn position(&self, key: u64) -> Pos {
-        self.position_of_hash(self.hash.of(key))
-    }
-
     /// [`Self::position`] of a key whose hash is `h`.
     #[inline(always)]
     fn position_of_hash(&self, h: u64) -> Pos {
@@ -333,24 +328,6 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
     #[inline(always)]
     fn word(&self, bucket: u64) -> u64 {
         self.cell(bucket).load(Ordering::Acquire)
-    }
-
-    /// The lookup without validation (rungs 1 and 2): the zero-lane test on
-    /// each bucket, or one comparison of both if `VECTOR`.
-    #[inline(always)]
-    fn look<const VECTOR: bool>(&self, p: Pos) -> bool {
-        let (a, b) = (self.word(p.i1), self.word(p.i2));
-        if VECTOR {
-            either_holds(a, b, p.fp)
-        } else {
-            holds(a, p.fp) | holds(b, p.fp)
-        }
-    }
-
-    /// The lookup of rung 2, validated ([`Counters::validated`]).
-    #[inline(always)]
-    fn look_validated(&self, p: Pos) -> bool {
-        self.counters.validated(p.i1, p.i2, || self.look::<true>(p))
     }
 
     /// A single-threaded model insert ([`random_walk`]).
@@ -405,17 +382,6 @@ impl<H: KeyHash> Model8<H> {
         (bucket ^ u64::from(fp.wrapping_mul(0x5bd1_e995))) & self.mask
     }
 
-    /// The reference's position: the bucket from the hash's high half, the
-    /// tag its low byte (0 made 1).
-    #[inline(always)]
-    fn position(&self, key: u64) -> (u64, u64, u32) {
-        let h = self.hash.of(key);
-        let i1 = (h >> 32) & self.mask;
-        let tag = (h & 0xff) as u32;
-        let fp = tag + u32::from(tag == 0);
-        (i1, self.alternate(i1, fp), fp)
-    }
-
     #[inline(always)]
     fn cell(&self, bucket: u64) -> &AtomicU32 {
         debug_assert!(bucket <= self.mask);
@@ -429,63 +395,16 @@ impl<H: KeyHash> Model8<H> {
         self.cell(bucket).load(Ordering::Acquire)
     }
 
-    /// The lookup without validation: rung 1 at 8 bits tests each bucket by
-    /// the zero-byte trick (the reference's `hasvalue8`: a byte of
-    /// `w ^ fp·0x01010101` is zero exactly where `fp` is); rung 2 compares
-    /// both buckets' eight lanes with `fp` at once, as the crate's 8-bit
-    /// lookup does (SSE2 `pcmpeqb`).
-    #[inline(always)]
-    fn look<const VECTOR: bool>(&self, (i1, i2, fp): (u64, u64, u32)) -> bool {
-        let (a, b) = (self.word(i1), self.word(i2));
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if VECTOR {
-            use std::arch::x86_64::{
-                _mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi32,
-            };
-            // SAFETY: SSE2 is enabled for this target (the `cfg` above);
-            // these intrinsics compute on values in registers and touch no
-            // memory.
-            return unsafe {
-                let lanes = _mm_set_epi32(0, 0, b as i32, a as i32);
-                _mm_movemask_epi8(_mm_cmpeq_epi8(lanes, _mm_set1_epi8(fp as i8))) & 0xff != 0
-            };
-        }
-        let has_zero_byte = |x: u32| x.wrapping_sub(0x0101_0101) & !x & 0x8080_8080 != 0;
-        let lanes = fp.wrapping_mul(0x0101_0101);
-        has_zero_byte(a ^ lanes) | has_zero_byte(b ^ lanes)
-    }
-
-    /// Rung 2 at 8 bits, validated ([`Counters::validated`]).
-    #[inline(always)]
-    fn look_validated(&self, pos: (u64, u64, u32)) -> bool {
-        self.counters
-            .validated(pos.0, pos.1, || self.look::<true>(pos))
-    }
-
     /// A single-threaded model insert ([`random_walk`]).
     fn insert(&self, key: u64, rng: &mut u64) -> bool {
-        let (i1, _, fp) = self.position(key);
+        let p = self.position(key);
         random_walk::<8>(
-            (i1, u64::from(fp)),
+            (p.i1, p.fp),
             |b, fp| self.alternate(b, fp as u32),
             |b| u64::from(self.word(b)),
             |b, w| self.cell(b).store(w as u32, Ordering::Relaxed),
             rng,
         )
-    }
-}
-
-/// One pass of the 8-bit model's lookups over `queries`; the number found.
-/// One loop for each kind of look, as [`pass`] has.
-#[inline(never)]
-fn pass8<H: KeyHash>(m: &Model8<H>, look: Look, queries: &[u64]) -> u64 {
-    fn count(queries: &[u64], found: impl Fn(u64) -> bool) -> u64 {
-        queries.iter().map(|&k| u64::from(found(k))).sum()
-    }
-    match look {
-        Look::ZeroLanes => count(queries, |k| m.look::<false>(m.position(k))),
-        Look::Vector => count(queries, |k| m.look::<true>(m.position(k))),
-        Look::Validated => count(queries, |k| m.look_validated(m.position(k))),
     }
 }
 
@@ -501,7 +420,7 @@ fn ladder8(
     println!("| rung | 0 % | 50 % | 100 % |\n|---|--:|--:|--:|");
     fn rows<H: KeyHash>(m: &Model8<H>, rows: &[(&str, Look)], lists: &[Vec<u64>]) {
         for &(name, look) in rows {
-            let row = cells(|q| pass8(m, look, q), lists);
+            let row = cells(|q| pass(m, look, q), lists);
             println!("| {name} | {row} |");
         }
     }
@@ -560,9 +479,97 @@ enum Look {
     Validated,
 }
 
+/// What a [`pass`] times of a model: its position of a key, and its look
+/// for the fingerprint there, unvalidated or validated.
+trait Lookups {
+    fn position(&self, key: u64) -> Pos;
+
+    /// The lookup without validation (rungs 1 and 2): the reference's test
+    /// of each bucket, or one comparison of both if `VECTOR`.
+    fn look<const VECTOR: bool>(&self, p: Pos) -> bool;
+
+    fn counters(&self) -> &Counters;
+
+    /// The lookup of rung 2, validated ([`Counters::validated`]).
+    #[inline(always)]
+    fn look_validated(&self, p: Pos) -> bool {
+        self.counters()
+            .validated(p.i1, p.i2, || self.look::<true>(p))
+    }
+}
+
+impl<H: KeyHash, const POW2: bool> Lookups for Model<H, POW2> {
+    #[inline(always)]
+    fn position(&self, key: u64) -> Pos {
+        self.position_of_hash(self.hash.of(key))
+    }
+
+    /// Rung 1 tests each bucket by the zero-lane trick ([`holds`]); rung 2
+    /// compares both at once ([`either_holds`]).
+    #[inline(always)]
+    fn look<const VECTOR: bool>(&self, p: Pos) -> bool {
+        let (a, b) = (self.word(p.i1), self.word(p.i2));
+        if VECTOR {
+            either_holds(a, b, p.fp)
+        } else {
+            holds(a, p.fp) | holds(b, p.fp)
+        }
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+}
+
+impl<H: KeyHash> Lookups for Model8<H> {
+    /// The reference's position: the bucket from the hash's high half, the
+    /// tag its low byte (0 made 1).
+    #[inline(always)]
+    fn position(&self, key: u64) -> Pos {
+        let h = self.hash.of(key);
+        let i1 = (h >> 32) & self.mask;
+        let tag = (h & 0xff) as u32;
+        let fp = tag + u32::from(tag == 0);
+        Pos {
+            i1,
+            i2: self.alternate(i1, fp),
+            fp: u64::from(fp),
+        }
+    }
+
+    /// Rung 1 at 8 bits tests each bucket by the zero-byte trick (the
+    /// reference's `hasvalue8`: a byte of `w ^ fp·0x01010101` is zero
+    /// exactly where `fp` is); rung 2 compares both buckets' eight lanes with
+    /// `fp` at once, as the crate's 8-bit lookup does (SSE2 `pcmpeqb`).
+    #[inline(always)]
+    fn look<const VECTOR: bool>(&self, p: Pos) -> bool {
+        let (a, b, fp) = (self.word(p.i1), self.word(p.i2), p.fp as u32);
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if VECTOR {
+            use std::arch::x86_64::{
+                _mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi32,
+            };
+            // SAFETY: SSE2 is enabled for this target (the `cfg` above);
+            // these intrinsics compute on values in registers and touch no
+            // memory.
+            return unsafe {
+                let lanes = _mm_set_epi32(0, 0, b as i32, a as i32);
+                _mm_movemask_epi8(_mm_cmpeq_epi8(lanes, _mm_set1_epi8(fp as i8))) & 0xff != 0
+            };
+        }
+        let has_zero_byte = |x: u32| x.wrapping_sub(0x0101_0101) & !x & 0x8080_8080 != 0;
+        let lanes = fp.wrapping_mul(0x0101_0101);
+        has_zero_byte(a ^ lanes) | has_zero_byte(b ^ lanes)
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+}
+
 /// One pass of a rung's lookups over `queries`, the number found.
 #[inline(never)]
-fn pass<H: KeyHash, const POW2: bool>(m: &Model<H, POW2>, look: Look, queries: &[u64]) -> u64 {
+fn pass(m: &impl Lookups, look: Look, queries: &[u64]) -> u64 {
     // One loop per kind of look (`count` is monomorphised for each closure),
     // so that none branches on the kind per lookup.
     fn count(queries: &[u64], found: impl Fn(u64) -> bool) -> u64 {
@@ -612,7 +619,7 @@ fn rung<H: KeyHash, const POW2: bool>(
         // As the reference's victim slot would hold: one or two at 95 %.
         eprintln!("lookup_floor: {failed} model inserts gave up ({name})");
     }
-    let row = cells(|q| pass::<H, POW2>(&m, look, q), lists);
+    let row = cells(|q| pass(&m, look, q), lists);
     println!("| {name} | {row} |");
 }
 
@@ -696,7 +703,7 @@ fn chains(items: usize, rng: &mut u64) {
     };
     let (one, _) = fill(items, rng);
     let (tables, held): (Vec<_>, Vec<_>) = sizes.iter().map(|&size| fill(size, rng)).unzip();
-    let alone = best_rate(|q| pass::<Xxh3, false>(&one, Look::Validated, q), &misses);
+    let alone = best_rate(|q| pass(&one, Look::Validated, q), &misses);
     println!(
         "{items} items; chains from {CHAIN_FIRST} items by fours; misses, M lookups/s, \
          best of {PASSES} passes\n"
