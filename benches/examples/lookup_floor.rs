@@ -42,14 +42,13 @@
 //! loops are models: they are single-threaded and their inserts are plain
 //! stores, so only the lookups mean anything.
 //!
-//! With `--bits 8`, a shorter ladder at 8 bits, where the table stays in L2
-//! and lookups are bound by the instructions they retire: rung 1 at 8 bits
-//! (the reference's `Cuckoo8`: buckets of four 8-bit slots in a 32-bit word,
-//! each tested by the zero-byte trick, `hasvalue8`), rungs 2 and 3 on it (one
-//! vector comparison, then validation), rung 3 again with XXH3 for the
-//! hash, then the crate's 8-bit `contains`. It asks whether a lookup
-//! validated as the crate's are can match the reference's speed with the
-//! reference's hash and table, and with the crate's default hash.
+//! With `--bits 8`, the same ladder at 8 bits, where the table stays in L2
+//! and lookups are bound by the instructions they retire. The model's
+//! buckets are four 8-bit slots in a 32-bit word, as the reference's
+//! `Cuckoo8` (the crate's 8-bit buckets are the halves of 64-bit words);
+//! rung 1 tests each by the zero-byte trick (`hasvalue8`), rungs 2 to 5 and
+//! the power-of-two row are the 16-bit ones, then the crate's 8-bit
+//! `contains` (there is no one-multiply row).
 //!
 //! With `--chain` (items default 4 M), the floor of a growable filter's miss
 //! instead: rung 5's lookup, the hash computed once, asked of every table of
@@ -243,6 +242,55 @@ impl KeyHash for Fold {
     }
 }
 
+/// Buckets for `items` (four slots each): the crate's sizing (95 % load,
+/// an even number), or with `POW2` the reference's ([`power_of_two_buckets`]).
+fn buckets_for<const POW2: bool>(items: usize) -> u64 {
+    if POW2 {
+        power_of_two_buckets(items)
+    } else {
+        ((items as u64).div_ceil(4) * 100 / 95 + 2) & !1
+    }
+}
+
+/// The first bucket and the fingerprint (in `1..=max`) of hash `h` in a
+/// table of `n` buckets: with `POW2` the reference's (the bucket from the
+/// high half, the tag the low bits, 0 made 1), else the crate's
+/// (`Table::position`, `fingerprint::of_hash`: both by multiply-shift).
+#[inline(always)]
+fn locate<const POW2: bool>(h: u64, n: u64, max: u64) -> (u64, u64) {
+    if POW2 {
+        let tag = h & max;
+        ((h >> 32) & (n - 1), tag + u64::from(tag == 0))
+    } else {
+        (
+            (u64::from(h as u32) * n) >> 32,
+            (((h >> 32) * max) >> 32) + 1,
+        )
+    }
+}
+
+/// The other bucket of fingerprint `fp` in `bucket`, in a table of `n`
+/// buckets: with `POW2` the reference's (XOR with the fingerprint times
+/// MurmurHash2's constant, in 32 bits, masked), else the crate's
+/// (`Table::alternate`: the twin index reflected through a hash of the
+/// fingerprint and the half flipped, computed as `(2h + 1 - bucket) mod n`).
+#[inline(always)]
+fn alternate<const POW2: bool>(bucket: u64, fp: u64, n: u64) -> u64 {
+    if POW2 {
+        (bucket ^ (fp.wrapping_mul(0x5bd1_e995) & 0xffff_ffff)) & (n - 1)
+    } else {
+        let x = fp.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
+        let odd = ((x * n) >> 32) | 1;
+        let (d, borrow) = odd.overflowing_sub(bucket);
+        let wrapped = d.wrapping_add(n);
+        if borrow {
+            wrapped
+        } else {
+            d
+        }
+    }
+}
+
 /// A model table: `n` one-word buckets of four 16-bit slots, and the
 /// relocation counters of a crate table of this size.
 ///
@@ -265,14 +313,7 @@ struct Pos {
 
 impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
     fn new(items: usize, hash: H) -> Self {
-        // The crate's sizing: 95 % load, an even number of buckets; the
-        // reference's: the next power of two (doubled if over 96 %).
-        let buckets = (items as u64).div_ceil(4) * 100 / 95 + 1;
-        let n = if POW2 {
-            power_of_two_buckets(items)
-        } else {
-            (buckets + 1) & !1
-        };
+        let n = buckets_for::<POW2>(items);
         Self {
             words: (0..n).map(|_| AtomicU64::new(0)).collect(),
             n,
@@ -281,38 +322,13 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
         }
     }
 
-    #[inline(always)]
-    fn alternate(&self, bucket: u64, fp: u64) -> u64 {
-        if POW2 {
-            // The reference's: XOR with the fingerprint times MurmurHash2's
-            // constant, masked.
-            (bucket ^ (fp.wrapping_mul(0x5bd1_e995) & 0xffff_ffff)) & (self.n - 1)
-        } else {
-            // The crate's (`Table::alternate`): reflect the twin index through
-            // a hash of the fingerprint, flip the half.
-            let twins = self.n / 2;
-            let h = ((fp.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) * twins) >> 32;
-            let s = bucket / 2;
-            let r = if h >= s { h - s } else { h + twins - s };
-            (2 * r) | ((bucket & 1) ^ 1)
-        }
-    }
-
-    /// [`Self::position`] of a key whose hash is `h`.
+    /// [`Lookups::position`] of a key whose hash is `h`.
     #[inline(always)]
     fn position_of_hash(&self, h: u64) -> Pos {
-        let (i1, fp) = if POW2 {
-            // The reference's: bucket from the high half, tag the low 16 bits
-            // (0 made 1).
-            let fp = h & 0xffff;
-            ((h >> 32) & (self.n - 1), fp + u64::from(fp == 0))
-        } else {
-            // The crate's (`Table::position`, `fingerprint::of_hash`).
-            ((u64::from(h as u32) * self.n) >> 32, fingerprint(h))
-        };
+        let (i1, fp) = locate::<POW2>(h, self.n, 0xffff);
         Pos {
             i1,
-            i2: self.alternate(i1, fp),
+            i2: alternate::<POW2>(i1, fp, self.n),
             fp,
         }
     }
@@ -335,7 +351,7 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
         let p = self.position(key);
         random_walk::<16>(
             (p.i1, p.fp),
-            |b, fp| self.alternate(b, fp),
+            |b, fp| alternate::<POW2>(b, fp, self.n),
             |b| self.word(b),
             |b, w| self.cell(b).store(w, Ordering::Relaxed),
             rng,
@@ -354,39 +370,32 @@ fn power_of_two_buckets(items: usize) -> u64 {
     }
 }
 
-/// The `--bits 8` ladder's model of the reference's `Cuckoo8`: a power of two
-/// of buckets, each four 8-bit slots in a 32-bit word, the multiply-add hash
-/// and the XOR alternate; and the relocation counters of a crate table.
-struct Model8<H> {
+/// The `--bits 8` ladder's model table: `n` buckets of four 8-bit slots,
+/// each a 32-bit word (as the reference's `Cuckoo8`; two of them are the two
+/// halves of one of the crate's 8-bit words), addressed as [`Model`]'s are.
+struct Model8<H, const POW2: bool> {
     words: Vec<AtomicU32>,
-    mask: u64,
+    n: u64,
     counters: Counters,
     hash: H,
 }
 
-impl<H: KeyHash> Model8<H> {
+impl<H: KeyHash, const POW2: bool> Model8<H, POW2> {
     fn new(items: usize, hash: H) -> Self {
-        let n = power_of_two_buckets(items);
+        let n = buckets_for::<POW2>(items);
         Self {
             words: (0..n).map(|_| AtomicU32::new(0)).collect(),
-            mask: n - 1,
+            n,
             counters: Counters::new(),
             hash,
         }
     }
 
-    /// The reference's alternate: XOR with the tag times MurmurHash2's
-    /// constant, masked.
-    #[inline(always)]
-    fn alternate(&self, bucket: u64, fp: u32) -> u64 {
-        (bucket ^ u64::from(fp.wrapping_mul(0x5bd1_e995))) & self.mask
-    }
-
     #[inline(always)]
     fn cell(&self, bucket: u64) -> &AtomicU32 {
-        debug_assert!(bucket <= self.mask);
-        // SAFETY: every bucket is masked by `mask`, one less than the length
-        // of `words` (a power of two), so it is below that length.
+        debug_assert!(bucket < self.n);
+        // SAFETY: every bucket that `locate` and `alternate` give is below
+        // `n`, the length of `words` (unchecked, as the crate's table is).
         unsafe { self.words.get_unchecked(bucket as usize) }
     }
 
@@ -400,7 +409,7 @@ impl<H: KeyHash> Model8<H> {
         let p = self.position(key);
         random_walk::<8>(
             (p.i1, p.fp),
-            |b, fp| self.alternate(b, fp as u32),
+            |b, fp| alternate::<POW2>(b, fp, self.n),
             |b| u64::from(self.word(b)),
             |b, w| self.cell(b).store(w as u32, Ordering::Relaxed),
             rng,
@@ -413,43 +422,56 @@ fn ladder8(
     items: usize,
     keys: &[u64],
     lists: &[Vec<u64>],
-    hashes: (MultiplyAdd, Xxh3),
+    (multiply_add, xxh3): (MultiplyAdd, Xxh3),
     rng: &mut u64,
 ) {
     println!("{items} keys, 8-bit fingerprints; M lookups/s, best of {PASSES} passes\n");
     println!("| rung | 0 % | 50 % | 100 % |\n|---|--:|--:|--:|");
-    fn rows<H: KeyHash>(m: &Model8<H>, rows: &[(&str, Look)], lists: &[Vec<u64>]) {
+    fn rows<H: KeyHash, const POW2: bool>(
+        (items, hash, keys, lists, rng): (usize, H, &[u64], &[Vec<u64>], &mut u64),
+        rows: &[(&str, Look)],
+    ) {
+        let m = Model8::<H, POW2>::new(items, hash);
+        let failed = keys.iter().filter(|&&k| !m.insert(k, rng)).count();
+        if failed > 0 {
+            eprintln!(
+                "lookup_floor: {failed} model inserts gave up ({})",
+                rows[0].0
+            );
+        }
         for &(name, look) in rows {
-            let row = cells(|q| pass(m, look, q), lists);
+            let row = cells(|q| pass(&m, look, q), lists);
             println!("| {name} | {row} |");
         }
     }
-    fn filled<H: KeyHash>(items: usize, hash: H, keys: &[u64], rng: &mut u64) -> Model8<H> {
-        let m = Model8::new(items, hash);
-        let failed = keys.iter().filter(|&&k| !m.insert(k, rng)).count();
-        if failed > 0 {
-            eprintln!("lookup_floor: {failed} model inserts gave up (8 bits)");
-        }
-        m
-    }
-    rows(
-        &filled(items, hashes.0, keys, rng),
+    use Look::*;
+    rows::<_, true>(
+        (items, multiply_add, keys, lists, rng),
         &[
             (
                 "1. c++ at 8 bits: multiply-add, power of two, XOR alternate, zero-byte test",
-                Look::ZeroLanes,
+                ZeroLanes,
             ),
-            ("2. + one vector comparison of both buckets", Look::Vector),
-            ("3. + validation", Look::Validated),
+            ("2. + one vector comparison of both buckets", Vector),
+            ("3. + validation", Validated),
         ],
-        lists,
     );
-    rows(
-        &filled(items, hashes.1, keys, rng),
-        &[("3, XXH3 (the crate's default hash)", Look::Validated)],
-        lists,
+    rows::<_, false>(
+        (items, multiply_add, keys, lists, rng),
+        &[("4. + any even size", Validated)],
     );
-    crate_row("crate", items, keys, lists, FingerprintBits::Bits8);
+    rows::<_, false>(
+        (items, xxh3, keys, lists, rng),
+        &[(
+            "5. + XXH3: the crate's lookup at 8 bits, one width",
+            Validated,
+        )],
+    );
+    rows::<_, true>(
+        (items, xxh3, keys, lists, rng),
+        &[("5, power-of-two table", Validated)],
+    );
+    crate_row("6. crate", items, keys, lists, FingerprintBits::Bits8);
 }
 
 /// The last rung, named `name`: the crate's `contains` at `bits`, on the
@@ -521,19 +543,14 @@ impl<H: KeyHash, const POW2: bool> Lookups for Model<H, POW2> {
     }
 }
 
-impl<H: KeyHash> Lookups for Model8<H> {
-    /// The reference's position: the bucket from the hash's high half, the
-    /// tag its low byte (0 made 1).
+impl<H: KeyHash, const POW2: bool> Lookups for Model8<H, POW2> {
     #[inline(always)]
     fn position(&self, key: u64) -> Pos {
-        let h = self.hash.of(key);
-        let i1 = (h >> 32) & self.mask;
-        let tag = (h & 0xff) as u32;
-        let fp = tag + u32::from(tag == 0);
+        let (i1, fp) = locate::<POW2>(self.hash.of(key), self.n, 0xff);
         Pos {
             i1,
-            i2: self.alternate(i1, fp),
-            fp: u64::from(fp),
+            i2: alternate::<POW2>(i1, fp, self.n),
+            fp,
         }
     }
 
@@ -827,7 +844,7 @@ impl Summary {
                 let w = t.word(b);
                 let fps = (0..4).map(|lane| (w >> (16 * lane)) & 0xffff);
                 for fp in fps.filter(|&fp| fp != 0) {
-                    for i1 in [b, t.alternate(b, fp)] {
+                    for i1 in [b, alternate::<false>(b, fp, t.n)] {
                         let i1 = u128::from(i1);
                         let low = ((i1 << 32).div_ceil(n) >> me.shift) as u64;
                         let high = ((((i1 + 1) << 32).div_ceil(n) - 1) >> me.shift) as u64;
