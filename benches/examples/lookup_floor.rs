@@ -427,8 +427,13 @@ fn ladder8(
 ) {
     println!("{items} keys, 8-bit fingerprints; M lookups/s, best of {PASSES} passes\n");
     println!("| rung | 0 % | 50 % | 100 % |\n|---|--:|--:|--:|");
+    /// The rows of one model, filled with `keys`.
     fn rows<H: KeyHash, const POW2: bool>(
-        (items, hash, keys, lists, rng): (usize, H, &[u64], &[Vec<u64>], &mut u64),
+        items: usize,
+        hash: H,
+        keys: &[u64],
+        lists: &[Vec<u64>],
+        rng: &mut u64,
         rows: &[(&str, Look)],
     ) {
         let m = Model8::<H, POW2>::new(items, hash);
@@ -445,32 +450,25 @@ fn ladder8(
         }
     }
     use Look::*;
-    rows::<_, true>(
-        (items, multiply_add, keys, lists, rng),
-        &[
-            (
-                "1. c++ at 8 bits: multiply-add, power of two, XOR alternate, zero-byte test",
-                ZeroLanes,
-            ),
-            ("2. + one vector comparison of both buckets", Vector),
-            ("3. + validation", Validated),
-        ],
-    );
-    rows::<_, false>(
-        (items, multiply_add, keys, lists, rng),
-        &[("4. + any even size", Validated)],
-    );
-    rows::<_, false>(
-        (items, xxh3, keys, lists, rng),
-        &[(
-            "5. + XXH3: the crate's lookup at 8 bits, one width",
-            Validated,
-        )],
-    );
-    rows::<_, true>(
-        (items, xxh3, keys, lists, rng),
-        &[("5, power-of-two table", Validated)],
-    );
+    let c_plus_plus = [
+        (
+            "1. c++ at 8 bits: multiply-add, power of two, XOR alternate, zero-byte test",
+            ZeroLanes,
+        ),
+        ("2. + one vector comparison of both buckets", Vector),
+        ("3. + validation", Validated),
+    ];
+    let any_size = [("4. + any even size", Validated)];
+    let xxh3_rows = [(
+        "5. + XXH3: the crate's lookup at 8 bits, one width",
+        Validated,
+    )];
+    let pow2 = [("5, power-of-two table", Validated)];
+    let (k, l) = (keys, lists);
+    rows::<_, true>(items, multiply_add, k, l, rng, &c_plus_plus);
+    rows::<_, false>(items, multiply_add, k, l, rng, &any_size);
+    rows::<_, false>(items, xxh3, k, l, rng, &xxh3_rows);
+    rows::<_, true>(items, xxh3, k, l, rng, &pow2);
     crate_row("6. crate", items, keys, lists, FingerprintBits::Bits8);
 }
 
@@ -538,6 +536,7 @@ impl<H: KeyHash, const POW2: bool> Lookups for Model<H, POW2> {
         }
     }
 
+    #[inline(always)]
     fn counters(&self) -> &Counters {
         &self.counters
     }
@@ -579,6 +578,7 @@ impl<H: KeyHash, const POW2: bool> Lookups for Model8<H, POW2> {
         has_zero_byte(a ^ lanes) | has_zero_byte(b ^ lanes)
     }
 
+    #[inline(always)]
     fn counters(&self) -> &Counters {
         &self.counters
     }
