@@ -177,11 +177,11 @@ fn either_holds(a: u64, b: u64, fp: u64) -> bool {
     }
 }
 
-/// The crate's 16-bit fingerprint of a hash (`fingerprint::of_hash`): the
-/// high half mapped onto `1..=0xffff` by multiply-shift.
+/// The crate's fingerprint of a hash (`fingerprint::of_hash`): the high half
+/// mapped onto `1..=max` by multiply-shift.
 #[inline(always)]
-fn fingerprint(h: u64) -> u64 {
-    (((h >> 32) * 0xffff) >> 32) + 1
+fn fingerprint(h: u64, max: u64) -> u64 {
+    (((h >> 32) * max) >> 32) + 1
 }
 
 /// A step of xorshift64: the model inserts' choice of victim, and the
@@ -252,20 +252,23 @@ fn buckets_for<const POW2: bool>(items: usize) -> u64 {
     }
 }
 
-/// The first bucket and the fingerprint (in `1..=max`) of hash `h` in a
-/// table of `n` buckets: with `POW2` the reference's (the bucket from the
-/// high half, the tag the low bits, 0 made 1), else the crate's
-/// (`Table::position`, `fingerprint::of_hash`: both by multiply-shift).
+/// The position of hash `h` in a table of `n` buckets, its fingerprint in
+/// `1..=max`: with `POW2` the reference's (the first bucket from the high
+/// half, the tag the low bits, 0 made 1), else the crate's
+/// (`Table::position`, `fingerprint::of_hash`: both by multiply-shift); the
+/// second bucket by [`alternate`].
 #[inline(always)]
-fn locate<const POW2: bool>(h: u64, n: u64, max: u64) -> (u64, u64) {
-    if POW2 {
+fn locate<const POW2: bool>(h: u64, n: u64, max: u64) -> Pos {
+    let (i1, fp) = if POW2 {
         let tag = h & max;
         ((h >> 32) & (n - 1), tag + u64::from(tag == 0))
     } else {
-        (
-            (u64::from(h as u32) * n) >> 32,
-            (((h >> 32) * max) >> 32) + 1,
-        )
+        ((u64::from(h as u32) * n) >> 32, fingerprint(h, max))
+    };
+    Pos {
+        i1,
+        i2: alternate::<POW2>(i1, fp, n),
+        fp,
     }
 }
 
@@ -325,12 +328,7 @@ impl<H: KeyHash, const POW2: bool> Model<H, POW2> {
     /// [`Lookups::position`] of a key whose hash is `h`.
     #[inline(always)]
     fn position_of_hash(&self, h: u64) -> Pos {
-        let (i1, fp) = locate::<POW2>(h, self.n, 0xffff);
-        Pos {
-            i1,
-            i2: alternate::<POW2>(i1, fp, self.n),
-            fp,
-        }
+        locate::<POW2>(h, self.n, 0xffff)
     }
 
     #[inline(always)]
@@ -545,12 +543,7 @@ impl<H: KeyHash, const POW2: bool> Lookups for Model<H, POW2> {
 impl<H: KeyHash, const POW2: bool> Lookups for Model8<H, POW2> {
     #[inline(always)]
     fn position(&self, key: u64) -> Pos {
-        let (i1, fp) = locate::<POW2>(self.hash.of(key), self.n, 0xff);
-        Pos {
-            i1,
-            i2: alternate::<POW2>(i1, fp, self.n),
-            fp,
-        }
+        locate::<POW2>(self.hash.of(key), self.n, 0xff)
     }
 
     /// Rung 1 at 8 bits tests each bucket by the zero-byte trick (the
@@ -881,7 +874,7 @@ impl Summary {
     /// The key of the item of hash `h`: its prefix and its fingerprint.
     #[inline(always)]
     fn key(&self, h: u64) -> u64 {
-        (u64::from((h as u32) >> self.shift) << 16) | fingerprint(h)
+        (u64::from((h as u32) >> self.shift) << 16) | fingerprint(h, 0xffff)
     }
 
     #[inline(always)]
