@@ -27,10 +27,12 @@ mod any;
 mod batch;
 mod clear;
 pub(crate) mod count;
+mod front;
 mod insert;
 mod memory;
 mod path;
 mod relocation;
+mod snapshot;
 
 use std::marker::PhantomData;
 
@@ -38,6 +40,7 @@ use crate::error::AllocError;
 use crate::fingerprint::{self as fpr, Width};
 use crate::sync::{AtomicU64, Ordering};
 use count::ItemCount;
+use front::Fronts;
 use memory::{prefetch, zeroed_blocks, Block, Reach};
 use relocation::{RelocationCounters, Snapshot};
 
@@ -136,6 +139,11 @@ pub(crate) struct Table<W: Width> {
     skip: usize,
     buckets: u64,
     relocations: RelocationCounters,
+    /// Where the snapshots reading this table are (see [`front`]).
+    fronts: Fronts,
+    /// A snapshot's front moves a chunk of `1 << front_shift` words at a
+    /// time (see [`snapshot`]).
+    front_shift: u32,
     count: ItemCount,
     width: PhantomData<W>,
 }
@@ -162,6 +170,8 @@ impl<W: Width> Table<W> {
             skip,
             buckets,
             relocations: RelocationCounters::new(buckets),
+            fronts: Fronts::new(),
+            front_shift: snapshot::chunk_shift::<W>(words_for(W::LANES, buckets)),
             count: ItemCount::new(),
             width: PhantomData,
         })
@@ -190,6 +200,7 @@ impl<W: Width> Table<W> {
     pub(crate) fn memory_usage(&self) -> usize {
         std::mem::size_of_val(&*self.blocks)
             + self.relocations.memory_usage()
+            + self.fronts.memory_usage()
             + self.count.memory_usage()
     }
 
@@ -534,13 +545,22 @@ impl<W: Width> Table<W> {
     /// anything ([`Snapshot::announce`]): without that, an insert of a colliding
     /// item into one bucket plus this take from the other would be a move that
     /// no lookup can see (see [`relocation`], "unannounced moves").
+    ///
+    /// It takes from the pair's lower-numbered bucket when both hold a copy:
+    /// the bucket a snapshot reads first. A copy that a snapshot did not
+    /// save (put after the snapshot read its bucket) is then taken before a
+    /// saved or unread one, so a remove of an item inserted during a snapshot
+    /// never takes the copy a colliding item has in a bucket the snapshot has
+    /// yet to read (see [`snapshot`]).
     pub(crate) fn remove_copy(&self, pos: Position) -> bool {
         let counter = self.relocations.for_pair(pos.i1, pos.i2);
+        // The lower bucket first: see the documentation above.
+        let (first, second) = (pos.i1.min(pos.i2), pos.i1.max(pos.i2));
         // The second bucket's miss overlaps the first's.
-        self.prefetch_bucket(pos.i2, Reach::Next);
+        self.prefetch_bucket(second, Reach::Next);
         let mut snapshot = Snapshot::announce(counter);
         loop {
-            if self.take(pos.i1, pos.fp) || self.take(pos.i2, pos.fp) {
+            if self.take(first, pos.fp) || self.take(second, pos.fp) {
                 return true;
             }
             if snapshot.unchanged() {
@@ -606,6 +626,21 @@ impl<W: Width> Table<W> {
             return false;
         }
         relocation::publish(self.relocations.for_pair(src, dst));
+        let pos = Position {
+            i1: src,
+            i2: dst,
+            fp,
+        };
+        if !self.move_may_complete(src, dst) {
+            // A snapshot's front lies between the buckets, or on one of
+            // them: take the copy back instead (see [`front`]). The item
+            // stays in `src`; the copy to take back is one of `dst`'s, or,
+            // if a remove took that meanwhile, one of the pair's.
+            if !self.take(dst, fp) && !self.remove_copy(pos) {
+                self.count.increment(src);
+            }
+            return false;
+        }
         // The take is announced by the publish just before it, as a by-slot
         // clear was. Its CAS expects the words read before the copy (a
         // failed CAS reads the word again), so a move costs the loads it
@@ -613,11 +648,6 @@ impl<W: Width> Table<W> {
         if self.take_expecting(src, words, fp) {
             return true;
         }
-        let pos = Position {
-            i1: src,
-            i2: dst,
-            fp,
-        };
         if !self.remove_copy(pos) {
             // No copy left to take back: a remove of an item that was not in
             // the filter (a second remove of an item inserted once) took this

@@ -193,7 +193,12 @@ fn search_in<W: Width>(table: &Table<W>, pos: Position, nodes: &mut Vec<Node>) -
                     break;
                 }
                 let child = table.alternate(node.bucket, fp);
-                if child != node.bucket && !on_path(nodes, head, child) {
+                // A move across a snapshot's front would be undone (see
+                // `Table::relocate`): leave it out of the search.
+                if child != node.bucket
+                    && !on_path(nodes, head, child)
+                    && table.move_may_complete(node.bucket, child)
+                {
                     // Read when its level comes up; start the miss now, so a
                     // level of the search costs about one memory latency, not
                     // one per bucket.

@@ -107,6 +107,18 @@ impl RelocationCounters {
         }
     }
 
+    /// Bumps every stripe's counter for a snapshot that has just stored its
+    /// next front and is about to read the chunk (see `super::front` for
+    /// why). AcqRel: Acquire, so that the snapshot's reads see the copy of
+    /// every mover whose bump this one reads; Release, so that a mover whose
+    /// bump reads this one sees the front stored before it. Lookups that
+    /// missed while it ran search again, as after any bump.
+    pub(crate) fn advance_all(&self) {
+        for stripe in self.stripes.iter() {
+            stripe.moves.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
     /// Every stripe's relocation counter, read before a reading of the whole
     /// table. Acquire, as [`Snapshot::take`]: a counter read after a mover's
     /// bump must make its copy visible to the reading. (That rests on the
@@ -200,10 +212,13 @@ impl<'a> Snapshot<'a> {
 }
 
 /// Publishes a relocation in progress: called by a mover after its copy and
-/// before its clear. Release, so the copy is visible to whoever sees the bump.
+/// before its clear. Release, so the copy is visible to whoever sees the bump;
+/// Acquire, so that the mover, when it then checks the snapshots' fronts, sees
+/// every front stored before a snapshot's bump that this one follows (see
+/// `super::front`). On x86-64 the same `lock xadd` either way.
 #[inline(always)]
 pub(crate) fn publish(counter: &AtomicU64) {
-    counter.fetch_add(1, Ordering::Release);
+    counter.fetch_add(1, Ordering::AcqRel);
 }
 
 impl Stripe {

@@ -1,0 +1,245 @@
+//! Snapshot fronts: where each snapshot of a live table has read up to, so
+//! that no relocation carries an item across it.
+//!
+//! A snapshot reads the table's words front to back, one chunk of words at a
+//! time (see [`super::snapshot`]). A relocation from a bucket it has not read
+//! into one it has read would hide the item from it (read in neither bucket),
+//! and one the other way would show it twice. So every snapshot publishes the
+//! chunk it is reading, its *front*, and a mover, between its copy and its
+//! clear, checks the fronts: a move with one bucket behind a front and the
+//! other ahead of it, or either in the chunk being read, is undone (the copy
+//! taken back) instead of completed, and the insert searches for another path.
+//! A move with both buckets behind every front, or both ahead, completes.
+//!
+//! **The ordering.** A snapshot stores its new front, then bumps every stripe's
+//! relocation counter (AcqRel), then reads the chunk. A mover copies, bumps its
+//! pair's counter (AcqRel, the publish every move makes anyway), then loads the
+//! fronts (Acquire). The bumps of one stripe are totally ordered:
+//!
+//! - if the mover's bump comes first, the snapshot's bump reads it, so the
+//!   snapshot's reads of every later chunk see the mover's copy;
+//! - if the snapshot's comes first, the mover's reads it, so the mover sees
+//!   that front or a later one, and every chunk the snapshot read before
+//!   storing that front was read before the mover's clear.
+//!
+//! A mover that sees both buckets ahead of a front completes: the snapshot
+//! reads both after the copy, so it sees the item in one of them at least. A
+//! mover that sees both behind completes: the snapshot read both before the
+//! clear, and since no earlier move carried the item across the front, it saw
+//! the item then. An undone move leaves the item where it was. Either way the
+//! snapshot never misses an item that stays in the table (the loom models in
+//! `loom-tests/tests/snapshot.rs` fail with the check taken out).
+//!
+//! The registry holds any number of snapshots at once: [`SLOTS`] fronts here,
+//! and more in blocks chained on demand, kept until the table is dropped.
+
+use crate::sync::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+
+/// Fronts per block of the registry.
+const SLOTS: usize = 4;
+
+/// The fronts of the snapshots reading one table.
+pub(crate) struct Fronts {
+    /// Snapshots under way. Raised before a snapshot's first front is
+    /// published and lowered after its last is withdrawn, so that a mover that
+    /// sees zero (after its bump, see the module documentation) has nothing
+    /// to check: the common case costs one load of a line nobody writes.
+    active: AtomicUsize,
+    first: Block,
+}
+
+/// One block of fronts: 0 for a free slot, `c + 1` while its snapshot reads
+/// chunk `c`.
+struct Block {
+    slots: [AtomicU64; SLOTS],
+    next: AtomicPtr<Block>,
+}
+
+impl Block {
+    fn new() -> Self {
+        Self {
+            slots: std::array::from_fn(|_| AtomicU64::new(0)),
+            next: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// The next block, if one was chained (Acquire: its slots were
+    /// initialised before it was published).
+    fn next(&self) -> Option<&Block> {
+        // SAFETY: a non-null `next` points to a block leaked by `claim` with
+        // `Box::into_raw`, freed only by `Fronts`'s `Drop`, which has `&mut`.
+        unsafe { self.next.load(Ordering::Acquire).as_ref() }
+    }
+}
+
+/// A snapshot's place in the registry: its slot, withdrawn when dropped.
+pub(crate) struct Front<'a> {
+    fronts: &'a Fronts,
+    slot: &'a AtomicU64,
+}
+
+impl Fronts {
+    pub(crate) fn new() -> Self {
+        Self {
+            active: AtomicUsize::new(0),
+            first: Block::new(),
+        }
+    }
+
+    /// Registers a snapshot about to read chunk 0. The caller then bumps every
+    /// stripe before it reads (see the module documentation).
+    ///
+    /// Claims a free slot by compare-and-swap, chaining a new block when all
+    /// are taken: a claim retries only because another snapshot claimed the
+    /// slot or chained the block first.
+    pub(crate) fn register(&self) -> Front<'_> {
+        // Raised first, so that a mover that loads a front loads `active`
+        // first and finds it raised (Release here, Acquire there).
+        self.active.fetch_add(1, Ordering::AcqRel);
+        let mut block = &self.first;
+        loop {
+            for slot in &block.slots {
+                if slot
+                    .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return Front { fronts: self, slot };
+                }
+            }
+            block = match block.next() {
+                Some(next) => next,
+                None => {
+                    let fresh = Box::into_raw(Box::new(Block::new()));
+                    match block.next.compare_exchange(
+                        std::ptr::null_mut(),
+                        fresh,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    ) {
+                        // SAFETY: just published, and never freed before the
+                        // registry.
+                        Ok(_) => unsafe { &*fresh },
+                        Err(winner) => {
+                            // SAFETY: `fresh` was never published: ours to free.
+                            drop(unsafe { Box::from_raw(fresh) });
+                            // SAFETY: as in `Block::next`.
+                            unsafe { &*winner }
+                        }
+                    }
+                }
+            };
+        }
+    }
+
+    /// Calls `f(c)` for the chunk `c` of every snapshot under way, until `f`
+    /// returns true; whether it did. Called by a mover after its bump, and by
+    /// a path search to avoid moves a mover would undo.
+    #[inline]
+    pub(crate) fn any(&self, mut f: impl FnMut(u64) -> bool) -> bool {
+        // Acquire, pairing with `register`'s raise and with the fronts'
+        // Release stores: see the module documentation.
+        if self.active.load(Ordering::Acquire) == 0 {
+            return false;
+        }
+        let mut block = Some(&self.first);
+        while let Some(b) = block {
+            for slot in &b.slots {
+                let front = slot.load(Ordering::Acquire);
+                if front != 0 && f(front - 1) {
+                    return true;
+                }
+            }
+            block = b.next();
+        }
+        false
+    }
+
+    /// Bytes held beyond the table's own struct (chained blocks).
+    pub(crate) fn memory_usage(&self) -> usize {
+        let mut bytes = 0;
+        let mut block = self.first.next();
+        while let Some(b) = block {
+            bytes += std::mem::size_of::<Block>();
+            block = b.next();
+        }
+        bytes
+    }
+}
+
+impl Drop for Fronts {
+    fn drop(&mut self) {
+        let mut next = *self.first.next.get_mut();
+        while !next.is_null() {
+            // SAFETY: every chained block was leaked by `register` with
+            // `Box::into_raw` and is freed here once; `&mut self` means no
+            // snapshot or mover holds a reference.
+            let mut block = unsafe { Box::from_raw(next) };
+            next = *block.next.get_mut();
+        }
+    }
+}
+
+impl Front<'_> {
+    /// Publishes that the snapshot now reads chunk `chunk` (Release: the
+    /// chunks before it were read before this store; a mover that sees it
+    /// completes moves behind it after those reads).
+    pub(crate) fn advance(&self, chunk: u64) {
+        self.slot.store(chunk + 1, Ordering::Release);
+    }
+}
+
+impl Drop for Front<'_> {
+    fn drop(&mut self) {
+        // Release: the snapshot's reads come before a mover that sees the
+        // slot free completes a move across it.
+        self.slot.store(0, Ordering::Release);
+        self.fronts.active.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// Whether a move between buckets in chunks `a` and `b` may complete while a
+/// snapshot reads chunk `c`: both behind it or both ahead.
+#[inline]
+pub(crate) fn keeps_side(a: u64, b: u64, c: u64) -> bool {
+    (a < c && b < c) || (a > c && b > c)
+}
+
+#[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registers_any_number_and_withdraws() {
+        let fronts = Fronts::new();
+        assert!(!fronts.any(|_| true));
+        let held: Vec<_> = (0..3 * SLOTS as u64 + 1)
+            .map(|c| {
+                let f = fronts.register();
+                f.advance(c);
+                f
+            })
+            .collect();
+        let mut seen = Vec::new();
+        fronts.any(|c| {
+            seen.push(c);
+            false
+        });
+        seen.sort_unstable();
+        assert_eq!(seen, (0..3 * SLOTS as u64 + 1).collect::<Vec<_>>());
+        assert!(fronts.memory_usage() >= 3 * std::mem::size_of::<Block>());
+        drop(held);
+        assert!(!fronts.any(|_| true));
+        // Freed slots are claimed again before any new block is chained.
+        let blocks = fronts.memory_usage();
+        let again: Vec<_> = (0..2 * SLOTS).map(|_| fronts.register()).collect();
+        assert_eq!(fronts.memory_usage(), blocks);
+        drop(again);
+    }
+
+    #[test]
+    fn a_move_keeps_its_side_only_clear_of_the_chunk_read() {
+        assert!(keeps_side(1, 2, 5) && keeps_side(7, 9, 5));
+        assert!(!keeps_side(1, 7, 5) && !keeps_side(7, 1, 5));
+        assert!(!keeps_side(5, 7, 5) && !keeps_side(1, 5, 5) && !keeps_side(5, 5, 5));
+    }
+}

@@ -1,0 +1,147 @@
+//! Reading a live table for the byte format: every item that stays in the
+//! table while it is read is in the reading.
+//!
+//! A plain word-by-word copy of a table that other threads change can lose an
+//! item: one that a relocation moves from a word not yet copied into one
+//! already copied is in neither copy. So the reading keeps a front (see
+//! [`front`]): it reads the words a chunk at a time, publishing the chunk it
+//! reads, and movers undo any move that would cross it. Removes take from the
+//! lower bucket of a pair first ([`Table::remove_copy`]), so that a remove of
+//! an item put behind the front never takes the copy of a colliding item ahead
+//! of it. What the reading then holds, for every bucket pair and fingerprint:
+//! at least one copy per item that was in the table for the whole reading, and
+//! no more copies than the pair held at some moment during it, but one per
+//! relocation that was under way at the instant the front passed its buckets
+//! (copied, not yet cleared or taken back: an extra copy the table itself held
+//! then).
+//!
+//! **What it costs a writer.** Nothing while no snapshot runs: a mover loads
+//! one counter that nobody writes. During one, a move across the front is
+//! undone and the insert that made it searches for another path; the path
+//! search leaves such moves out to begin with, so an undo needs the front to
+//! reach a bucket of the move while the move is under way. Near full, an
+//! insert's search has fewer moves to choose from while a snapshot runs.
+//! No writer waits for a snapshot, and a snapshot waits for no one: it reads
+//! each word once.
+//!
+//! **What it costs the reading.** Per chunk, one store and one bump of each
+//! relocation stripe (at most 256): for a table of 4096 chunks or more, about
+//! a million bumps, against reading the table once.
+//!
+//! [`front`]: super::front
+
+use super::front::keeps_side;
+use super::Table;
+use crate::fingerprint::Width;
+use crate::sync::Ordering;
+
+/// Chunks a reading aims for: enough that the chunk being read (where every
+/// move is undone) is a small part of the table, few enough that bumping
+/// every stripe per chunk costs little beside reading the words.
+const TARGET_CHUNKS: u64 = 4096;
+
+/// Words handed to the reading's sink at a time: 512 KiB of buffer.
+const PIECE: usize = 1 << 16;
+
+/// The shift that gives a word's chunk for a table of `words` words of width
+/// `W`: a chunk is a power of two of words, at least the unit that holds whole
+/// buckets (a 64-byte line where buckets span words, two words for 32-bit
+/// fingerprints, else one word), so that no bucket lies in two chunks.
+pub(crate) fn chunk_shift<W: Width>(words: u64) -> u32 {
+    let unit: u64 = if W::SPANS {
+        8
+    } else {
+        W::WORDS_PER_BUCKET as u64
+    };
+    words
+        .div_ceil(TARGET_CHUNKS)
+        .next_power_of_two()
+        .max(unit)
+        .ilog2()
+}
+
+impl<W: Width> Table<W> {
+    /// The chunk of the snapshot front that bucket `bucket` lies in.
+    #[inline]
+    fn chunk_of(&self, bucket: u64) -> u64 {
+        (self.locus(bucket).first as u64) >> self.front_shift
+    }
+
+    /// Whether a move between buckets `a` and `b` may complete: for every
+    /// snapshot under way, both buckets lie behind its front or both ahead.
+    /// Called by a mover after its publish (which orders it, see
+    /// `super::front`), and by the path search, which leaves out moves a mover
+    /// would undo.
+    #[inline]
+    pub(crate) fn move_may_complete(&self, a: u64, b: u64) -> bool {
+        !self
+            .fronts
+            .any(|c| !keeps_side(self.chunk_of(a), self.chunk_of(b), c))
+    }
+
+    /// Reads the table's words in order for a snapshot, handing them to
+    /// `sink` a piece at a time, and returns the number of fingerprints read
+    /// (see the module documentation for what the words hold). Stops at the
+    /// first error `sink` returns.
+    pub(crate) fn read_snapshot<E>(
+        &self,
+        mut sink: impl FnMut(&[u64]) -> Result<(), E>,
+    ) -> Result<u64, E> {
+        let words = self.word_count();
+        let chunk = 1usize << self.front_shift;
+        let mut piece = Vec::with_capacity(chunk.min(PIECE).min(words));
+        let mut items = 0;
+        let front = self.fronts.register();
+        for (c, start) in (0..words).step_by(chunk).enumerate() {
+            front.advance(c as u64);
+            self.relocations.advance_all();
+            let end = (start + chunk).min(words);
+            for from in (start..end).step_by(PIECE) {
+                piece.clear();
+                let to = (from + PIECE).min(end);
+                piece.extend((from..to).map(|i| self.word(i).load(Ordering::Acquire)));
+                items += piece
+                    .iter()
+                    .map(|&w| u64::from(W::occupied_in(w)))
+                    .sum::<u64>();
+                sink(&piece)?;
+            }
+        }
+        Ok(items)
+    }
+}
+
+#[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
+mod tests {
+    use super::*;
+    use crate::fingerprint::{W10, W16, W32, W8};
+
+    #[test]
+    fn chunks_hold_whole_buckets() {
+        assert_eq!(chunk_shift::<W16>(2), 0);
+        assert_eq!(chunk_shift::<W8>(2), 0);
+        assert_eq!(chunk_shift::<W32>(4), 1);
+        assert_eq!(chunk_shift::<W10>(4), 3);
+        assert_eq!(chunk_shift::<W16>(1 << 28), 16);
+        assert_eq!(chunk_shift::<W16>((1 << 28) + 1), 17);
+    }
+
+    #[test]
+    fn a_quiescent_reading_is_the_words() {
+        let t = Table::<W16>::new(1 << 14).unwrap();
+        for b in 0..5000u64 {
+            t.insert(t.position(b.wrapping_mul(0x9e37_79b9_7f4a_7c15)))
+                .unwrap();
+        }
+        let mut read = Vec::new();
+        let items = t
+            .read_snapshot(|piece| {
+                read.extend_from_slice(piece);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        assert_eq!(read, t.words().collect::<Vec<_>>());
+        assert_eq!(items, 5000);
+        assert!(t.move_may_complete(0, 1 << 13));
+    }
+}
