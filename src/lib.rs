@@ -112,7 +112,7 @@ pub use error::BulkInsertError;
 pub use error::{AllocError, BuildError, DecodeError, InsertError, MergeError};
 pub use filter::CuckooFilter;
 pub use fingerprint::FingerprintBits;
-pub use format::HasherIdentity;
+pub use format::{HasherIdentity, ReadError};
 pub use growable::{GrowableBuilder, GrowableCuckooFilter};
 pub use hasher::{DefaultHashBuilder, StableHasher, DEFAULT_SEED};
 

@@ -14,11 +14,13 @@ mod chain;
 mod identity;
 #[cfg(feature = "serde")]
 mod serde;
+mod stream;
 mod table;
 
 use crate::error::DecodeError;
 
 pub use identity::HasherIdentity;
+pub use stream::ReadError;
 
 /// The format version this crate writes and reads (both layouts).
 const VERSION: u16 = 1;
