@@ -17,11 +17,14 @@
 //! chain is checked against the rules growth follows
 //! (`growable::chain`).
 
+use std::io::{self, Cursor, Read, Seek, Write};
+
 use super::identity::{default_with_seed, exactly, id_of, mismatch};
-use super::table::{decode, encode, layout};
+use super::stream::{ReadError, Source};
+use super::table::{decode, encoded_len, layout, read_table, write_table};
 use super::{
-    check_checksum, check_magic, check_version, Fields, HasherIdentity, CHAIN_MAGIC, CHECKSUM_LEN,
-    VERSION,
+    check_checksum, check_checksum_value, check_magic, check_version, Fields, HasherIdentity,
+    CHAIN_MAGIC, CHECKSUM_LEN, VERSION,
 };
 use crate::error::DecodeError;
 use crate::growable::{check_shape, check_table_count};
@@ -57,24 +60,58 @@ impl<S: HasherIdentity> GrowableCuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
-        let seed = self.hasher().seed();
-        let mut out = Vec::new();
-        out.extend_from_slice(&CHAIN_MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&0u16.to_le_bytes());
-        self.with_tables(|tables| {
-            out.extend_from_slice(&(tables.len() as u32).to_le_bytes());
-            out.extend_from_slice(&self.max_false_positive_rate().to_bits().to_le_bytes());
-            debug_assert_eq!(out.len(), CHAIN_HEADER_LEN);
-            for t in tables {
-                let bytes = encode(t, id_of::<S>(), seed);
-                out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-                out.extend_from_slice(&bytes);
-            }
-        });
-        let crc = crc32c::crc32c(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
-        out
+        let mut out = Cursor::new(Vec::new());
+        // A `Vec` takes every write (see `table::encode`).
+        write_chain(self, &mut out).expect("writing to a Vec");
+        out.into_inner()
+    }
+
+    /// Writes the filter to `writer` in [`to_bytes`](Self::to_bytes)'s
+    /// format, each table read as it is written, as
+    /// [`CuckooFilter::write_to`] does (whose notes on seeking and on errors
+    /// hold here too): beyond the filter, a buffer of 512 KiB.
+    ///
+    /// ```
+    /// use std::io::Cursor;
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    ///
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// for i in 0..100u32 {
+    ///     f.insert(&i)?;
+    /// }
+    /// let mut file = Cursor::new(Vec::new());
+    /// f.write_to(&mut file)?;
+    /// file.set_position(0);
+    /// let g = GrowableCuckooFilter::read_from(file)?;
+    /// assert!((0..100u32).all(|i| g.contains(&i)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_to<X: Write + Seek>(&self, mut writer: X) -> io::Result<()> {
+        write_chain(self, &mut writer)?;
+        writer.flush()
+    }
+
+    /// Reads a growable filter written by [`write_to`](Self::write_to) or
+    /// [`to_bytes`](Self::to_bytes) with `hasher`, checking what
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) checks, as
+    /// the bytes arrive: memory is taken as the tables arrive, so an input
+    /// that ends early costs what it delivered. It reads the filter's bytes
+    /// and no further.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter};
+    ///
+    /// let h = DefaultHashBuilder::with_seed(3);
+    /// let f = GrowableCuckooFilter::builder().hasher(h).build()?;
+    /// f.insert(&1u8)?;
+    /// let g = GrowableCuckooFilter::read_from_with_hasher(&f.to_bytes()[..], h)?;
+    /// assert!(g.contains(&1u8));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_from_with_hasher<R: Read>(reader: R, hasher: S) -> Result<Self, ReadError> {
+        read_chain(&mut Source::new(reader), |id, seed| {
+            exactly(hasher, id, seed)
+        })
     }
 
     /// Loads a growable filter saved by [`to_bytes`](Self::to_bytes) with
@@ -127,6 +164,127 @@ impl GrowableCuckooFilter<DefaultHashBuilder> {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
         decode_chain(bytes, default_with_seed)
     }
+
+    /// Reads a growable filter written by [`write_to`](Self::write_to) or
+    /// [`to_bytes`](Self::to_bytes) with the default hasher, as
+    /// [`read_from_with_hasher`](Self::read_from_with_hasher) does.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    ///
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// f.insert("x")?;
+    /// let g = GrowableCuckooFilter::read_from(&f.to_bytes()[..])?;
+    /// assert!(g.contains("x"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_from<R: Read>(reader: R) -> Result<Self, ReadError> {
+        read_chain(&mut Source::new(reader), default_with_seed)
+    }
+}
+
+/// Writes `f`'s encoding: the header, then each table of the chain current
+/// when it starts, oldest first, read as a snapshot behind its length, then
+/// the checksum of it all (assembled from the tables' own, see
+/// `table::write_table`).
+fn write_chain<S: HasherIdentity, X: Write + Seek>(
+    f: &GrowableCuckooFilter<S>,
+    out: &mut X,
+) -> io::Result<()> {
+    let seed = f.hasher().seed();
+    f.with_tables(|tables| {
+        let mut head = Vec::with_capacity(CHAIN_HEADER_LEN);
+        head.extend_from_slice(&CHAIN_MAGIC);
+        head.extend_from_slice(&VERSION.to_le_bytes());
+        head.extend_from_slice(&0u16.to_le_bytes());
+        head.extend_from_slice(&(tables.len() as u32).to_le_bytes());
+        head.extend_from_slice(&f.max_false_positive_rate().to_bits().to_le_bytes());
+        debug_assert_eq!(head.len(), CHAIN_HEADER_LEN);
+        out.write_all(&head)?;
+        let mut crc = crc32c::crc32c(&head);
+        for t in tables {
+            let len = encoded_len(t);
+            out.write_all(&len.to_le_bytes())?;
+            crc = crc32c::crc32c_append(crc, &len.to_le_bytes());
+            let table_crc = write_table(t, id_of::<S>(), seed, out)?;
+            crc = crc32c::crc32c_combine(crc, table_crc, len as usize);
+        }
+        out.write_all(&crc.to_le_bytes())
+    })
+}
+
+/// Reads a chain from `src`: the header, each table behind its length (each
+/// checked as `table::read_table` checks one, the chain's shape checked as
+/// each arrives), then the checksum over it all, then the flags.
+fn read_chain<S, R: Read>(
+    src: &mut Source<R>,
+    resolve: impl FnOnce(u64, u64) -> Result<S, DecodeError>,
+) -> Result<GrowableCuckooFilter<S>, ReadError> {
+    let least = (CHAIN_HEADER_LEN + CHECKSUM_LEN) as u64;
+    let mut head = [0; CHAIN_HEADER_LEN];
+    let got = src.fill_partial(&mut head[..CHAIN_MAGIC.len()])?;
+    check_magic(&head[..got], &CHAIN_MAGIC)?;
+    if got < CHAIN_MAGIC.len() {
+        src.fill(&mut head[got..CHAIN_MAGIC.len()], least)?;
+    }
+    src.fill(&mut head[CHAIN_MAGIC.len()..], least)?;
+    let mut fields = Fields::new(&head);
+    let _magic: [u8; 8] = fields.bytes();
+    let version = fields.u16();
+    let flags = fields.u16();
+    let count = fields.u32();
+    let rate = f64::from_bits(fields.u64());
+    check_version(version)?;
+    let invalid = |reason| DecodeError::InvalidChain { reason };
+    check_table_count(count).map_err(invalid)?;
+    let mut tables = Vec::with_capacity(count as usize);
+    let mut layouts = Vec::with_capacity(count as usize);
+    let mut resolve = Some(resolve);
+    let mut hasher = None;
+    let mut identity = (0, 0);
+    for _ in 0..count {
+        let mut len = [0; 8];
+        src.fill(&mut len, src.position() + 8 + least)?;
+        let len = u64::from_le_bytes(len);
+        let start = src.position();
+        // The running checksum goes on over the table, whose own checksum
+        // `read_table` takes from the same reader.
+        let before = src.take_crc();
+        let table = read_table(src, |id, seed| match resolve.take() {
+            Some(resolve) => {
+                identity = (id, seed);
+                resolve(id, seed).map(Some)
+            }
+            None if (id, seed) == identity => Ok(None),
+            None => Err(mismatch(identity, (id, seed))),
+        })?;
+        let read = src.position() - start;
+        let table_crc = src.take_crc();
+        src.resume_crc(crc32c::crc32c_combine(before, table_crc, read as usize));
+        if read != len {
+            return Err(invalid("a table's length is not the one recorded before it").into());
+        }
+        if let Some(h) = table.hasher {
+            hasher = Some(h);
+        }
+        layouts.push(table.table.layout());
+        check_shape(rate, layouts.iter().copied()).map_err(invalid)?;
+        tables.push(table.table);
+    }
+    let computed = src.take_crc();
+    let mut stored = [0; CHECKSUM_LEN];
+    src.fill(&mut stored, src.position() + CHECKSUM_LEN as u64)?;
+    check_checksum_value(u32::from_le_bytes(stored), computed)?;
+    if flags != 0 {
+        return Err(DecodeError::UnsupportedFlags {
+            flags: u32::from(flags),
+        }
+        .into());
+    }
+    let Some(hasher) = hasher else {
+        return Err(invalid("a chain has at least one table").into());
+    };
+    Ok(GrowableCuckooFilter::from_tables(tables, rate, hasher).map_err(invalid)?)
 }
 
 /// A growable filter's bytes whose header, length and checksum are right.

@@ -62,8 +62,11 @@ fn check_version(version: u16) -> Result<(), DecodeError> {
 
 /// `ChecksumMismatch` unless `stored` is the CRC-32C of `content`.
 fn check_checksum(content: &[u8], stored: &[u8; CHECKSUM_LEN]) -> Result<(), DecodeError> {
-    let stored = u32::from_le_bytes(*stored);
-    let computed = crc32c::crc32c(content);
+    check_checksum_value(u32::from_le_bytes(*stored), crc32c::crc32c(content))
+}
+
+/// `ChecksumMismatch` unless the checksum `stored` is the one `computed`.
+fn check_checksum_value(stored: u32, computed: u32) -> Result<(), DecodeError> {
     if stored != computed {
         return Err(DecodeError::ChecksumMismatch { stored, computed });
     }

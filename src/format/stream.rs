@@ -2,12 +2,14 @@
 //! [`CuckooFilter::read_from`], and the same for [`GrowableCuckooFilter`].
 
 use std::fmt;
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Read};
 
+use super::identity::{default_with_seed, exactly};
+use super::table::read_table;
 use super::HasherIdentity;
-use crate::error::DecodeError;
+use crate::error::{AllocError, DecodeError};
 use crate::hasher::DefaultHashBuilder;
-use crate::{CuckooFilter, GrowableCuckooFilter};
+use crate::CuckooFilter;
 
 /// Why [`read_from`](CuckooFilter::read_from) (or
 /// [`GrowableCuckooFilter::read_from`]) gave no filter: the reader failed, or
@@ -54,32 +56,84 @@ impl From<DecodeError> for ReadError {
     }
 }
 
+impl From<AllocError> for ReadError {
+    fn from(e: AllocError) -> Self {
+        Self::Decode(e.into())
+    }
+}
+
 impl From<io::Error> for ReadError {
     fn from(e: io::Error) -> Self {
         Self::Io(e)
     }
 }
 
-impl<S: HasherIdentity> CuckooFilter<S> {
-    /// Writes the filter to `writer` in [`to_bytes`](Self::to_bytes)'s format,
-    /// reading the table as it writes: no copy of the table is made.
-    ///
-    /// ```
-    /// use std::io::Cursor;
-    /// use lockfree_cuckoo_filter::CuckooFilter;
-    ///
-    /// let f = CuckooFilter::with_capacity(1000);
-    /// f.insert("apple")?;
-    /// let mut file = Cursor::new(Vec::new());
-    /// f.write_to(&mut file)?;
-    /// let g = CuckooFilter::read_from(&file.get_ref()[..])?;
-    /// assert!(g.contains("apple"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn write_to<X: Write + Seek>(&self, mut writer: X) -> io::Result<()> {
-        writer.write_all(&self.to_bytes())
+/// A reader of an encoding: counts the bytes it gave and keeps their
+/// CRC-32C, and reports an input that ends early as
+/// [`DecodeError::Truncated`] (every other read error as [`ReadError::Io`]).
+pub(super) struct Source<R> {
+    reader: R,
+    /// Bytes read so far.
+    read: u64,
+    /// CRC-32C of the bytes read since it was last taken.
+    crc: u32,
+}
+
+impl<R: Read> Source<R> {
+    pub(super) fn new(reader: R) -> Self {
+        Self {
+            reader,
+            read: 0,
+            crc: 0,
+        }
     }
 
+    /// Bytes read so far.
+    pub(super) fn position(&self) -> u64 {
+        self.read
+    }
+
+    /// The CRC-32C of the bytes read since the last call, and starts again.
+    pub(super) fn take_crc(&mut self) -> u32 {
+        std::mem::take(&mut self.crc)
+    }
+
+    /// Continues from `crc` (a CRC-32C taken with [`Self::take_crc`] and
+    /// extended by the caller).
+    pub(super) fn resume_crc(&mut self, crc: u32) {
+        self.crc = crc;
+    }
+
+    /// Reads as much of `buf` as the input holds: fewer bytes only at its end.
+    pub(super) fn fill_partial(&mut self, buf: &mut [u8]) -> Result<usize, ReadError> {
+        let mut got = 0;
+        while got < buf.len() {
+            match self.reader.read(&mut buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(ReadError::Io(e)),
+            }
+        }
+        self.crc = crc32c::crc32c_append(self.crc, &buf[..got]);
+        self.read += got as u64;
+        Ok(got)
+    }
+
+    /// Reads all of `buf`; an input that ends first is truncated, against
+    /// an expected length of `expected` bytes from its start.
+    pub(super) fn fill(&mut self, buf: &mut [u8], expected: u64) -> Result<(), ReadError> {
+        if self.fill_partial(buf)? < buf.len() {
+            return Err(ReadError::Decode(DecodeError::Truncated {
+                expected,
+                actual: self.read,
+            }));
+        }
+        Ok(())
+    }
+}
+
+impl<S: HasherIdentity> CuckooFilter<S> {
     /// Reads a filter written by [`write_to`](Self::write_to) or
     /// [`to_bytes`](Self::to_bytes) with `hasher`, as
     /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) does.
@@ -94,10 +148,10 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// assert!(g.contains(&1u8));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn read_from_with_hasher<R: Read>(mut reader: R, hasher: S) -> Result<Self, ReadError> {
-        let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes)?;
-        Ok(Self::from_bytes_with_hasher(&bytes, hasher)?)
+    pub fn read_from_with_hasher<R: Read>(reader: R, hasher: S) -> Result<Self, ReadError> {
+        read_table(&mut Source::new(reader), |id, seed| {
+            exactly(hasher, id, seed)
+        })
     }
 }
 
@@ -115,66 +169,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// assert!(g.contains("x"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn read_from<R: Read>(mut reader: R) -> Result<Self, ReadError> {
-        let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes)?;
-        Ok(Self::from_bytes(&bytes)?)
-    }
-}
-
-impl<S: HasherIdentity> GrowableCuckooFilter<S> {
-    /// Writes the filter to `writer` in [`to_bytes`](Self::to_bytes)'s format.
-    ///
-    /// ```
-    /// use std::io::Cursor;
-    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
-    ///
-    /// let f = GrowableCuckooFilter::with_capacity(10);
-    /// f.insert("apple")?;
-    /// let mut file = Cursor::new(Vec::new());
-    /// f.write_to(&mut file)?;
-    /// let g = GrowableCuckooFilter::read_from(&file.get_ref()[..])?;
-    /// assert!(g.contains("apple"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn write_to<X: Write + Seek>(&self, mut writer: X) -> io::Result<()> {
-        writer.write_all(&self.to_bytes())
-    }
-
-    /// Reads a growable filter written with `hasher`.
-    ///
-    /// ```
-    /// use lockfree_cuckoo_filter::{DefaultHashBuilder, GrowableCuckooFilter};
-    ///
-    /// let h = DefaultHashBuilder::with_seed(3);
-    /// let f = GrowableCuckooFilter::builder().hasher(h).build()?;
-    /// f.insert(&1u8)?;
-    /// let g = GrowableCuckooFilter::read_from_with_hasher(&f.to_bytes()[..], h)?;
-    /// assert!(g.contains(&1u8));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn read_from_with_hasher<R: Read>(mut reader: R, hasher: S) -> Result<Self, ReadError> {
-        let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes)?;
-        Ok(Self::from_bytes_with_hasher(&bytes, hasher)?)
-    }
-}
-
-impl GrowableCuckooFilter<DefaultHashBuilder> {
-    /// Reads a growable filter written with the default hasher.
-    ///
-    /// ```
-    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
-    ///
-    /// let f = GrowableCuckooFilter::with_capacity(10);
-    /// f.insert("x")?;
-    /// let g = GrowableCuckooFilter::read_from(&f.to_bytes()[..])?;
-    /// assert!(g.contains("x"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn read_from<R: Read>(mut reader: R) -> Result<Self, ReadError> {
-        let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes)?;
-        Ok(Self::from_bytes(&bytes)?)
+    pub fn read_from<R: Read>(reader: R) -> Result<Self, ReadError> {
+        read_table(&mut Source::new(reader), default_with_seed)
     }
 }

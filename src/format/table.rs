@@ -29,10 +29,13 @@
 //! panic. An accepted input is canonical: encoding the decoded filter gives the
 //! same bytes back.
 
+use std::io::{self, Cursor, Seek, SeekFrom, Write};
+
 use super::identity::{default_with_seed, exactly, id_of};
+use super::stream::{ReadError, Source};
 use super::{
-    check_checksum, check_magic, check_version, Fields, HasherIdentity, CHECKSUM_LEN, TABLE_MAGIC,
-    VERSION,
+    check_checksum, check_checksum_value, check_magic, check_version, Fields, HasherIdentity,
+    CHECKSUM_LEN, TABLE_MAGIC, VERSION,
 };
 use crate::error::DecodeError;
 use crate::fingerprint::{FingerprintBits, Width};
@@ -53,18 +56,20 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// [slots per word](FingerprintBits::slots_per_word): about the table's
     /// memory.
     ///
-    /// **On a live filter.** Exact when no operation is in flight. While other
-    /// threads modify the filter, each table word is read atomically, but the
-    /// words are read one after another, not the whole table at one instant:
-    /// the bytes are still a valid filter, but a blend of its states during the
-    /// copy. An item inserted, removed or relocated meanwhile may be in it or
-    /// not, or (relocated from a word not yet read to one already read, or the
-    /// other way) missing or twice; a [`clear`](Self::clear) meanwhile leaves
-    /// the words read before it. The recorded item count is the number of
-    /// fingerprints copied, so the bytes always decode. For an exact snapshot,
-    /// stop the writers first (a filter written by a few threads can be
-    /// quiesced by the caller, as any data structure without a snapshot
-    /// operation).
+    /// **On a live filter** the bytes are a snapshot that keeps every item
+    /// present for the whole of it: an item whose insert returned before
+    /// `to_bytes` began, and that no `remove` or [`clear`](Self::clear) began
+    /// to take before it returned, is in the filter decoded from the bytes,
+    /// whatever other threads do meanwhile (relocations included). Nothing
+    /// waits: writers go on, and relocations that would carry an item across
+    /// the point the reading has reached are undone and made another way. An
+    /// item inserted or removed meanwhile may be in the bytes or not (an item
+    /// removed and inserted again, twice), and an item whose relocation was
+    /// under way at the very instant the reading passed its buckets may be in
+    /// them twice, as the table held it then. The recorded item count is the
+    /// number of fingerprints written, so the bytes always decode, and with no
+    /// operation in flight they are exact. See [`write_to`](Self::write_to)
+    /// to write a large filter without this copy in memory.
     ///
     /// The bytes record the hasher's seed in the clear: do not publish the
     /// bytes of a filter whose seed must stay secret (see
@@ -85,6 +90,40 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
         encode(&self.table, id_of::<S>(), self.hasher.seed())
+    }
+
+    /// Writes the filter to `writer` in [`to_bytes`](Self::to_bytes)'s
+    /// format, reading the table as it writes: beyond the filter it takes a
+    /// buffer of 512 KiB, not a copy of the table. On a live filter it is the
+    /// snapshot `to_bytes` describes.
+    ///
+    /// The writer must seek: the format records the item count in its
+    /// header, before the table, and the count of a table that other threads
+    /// change is known only once it is read, so `write_to` writes the header,
+    /// then the table, then goes back to fill in the count (and forward again
+    /// to the end). A [`File`](std::fs::File), a
+    /// [`BufWriter`](std::io::BufWriter) of one, or a
+    /// [`Cursor`](std::io::Cursor) will do; for a stream that cannot seek,
+    /// write [`to_bytes`](Self::to_bytes). On an error the bytes written so
+    /// far are not a filter: write to a temporary file and rename it, as the
+    /// dedup server example does.
+    ///
+    /// ```
+    /// use std::io::{BufReader, BufWriter};
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    ///
+    /// let f = CuckooFilter::with_capacity(1000);
+    /// f.insert("apple")?;
+    /// let path = std::env::temp_dir().join(format!("doc-write-to-{}", std::process::id()));
+    /// f.write_to(BufWriter::new(std::fs::File::create(&path)?))?;
+    /// let g = CuckooFilter::read_from(BufReader::new(std::fs::File::open(&path)?))?;
+    /// assert!(g.contains("apple") && g.len() == 1);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_to<X: Write + Seek>(&self, mut writer: X) -> io::Result<()> {
+        write_table(&self.table, id_of::<S>(), self.hasher.seed(), &mut writer)?;
+        writer.flush()
     }
 
     /// Loads a filter saved by [`to_bytes`](Self::to_bytes) with `hasher`,
@@ -154,34 +193,87 @@ fn occupied<W: Width>(word: u64) -> u64 {
 
 /// The bytes of `table`, recording the hasher `hasher_id` with `seed`.
 pub(super) fn encode(table: &AnyTable, hasher_id: u64, seed: u64) -> Vec<u8> {
-    dispatch!(table, t => encode_table(t, hasher_id, seed))
+    let len = HEADER_LEN + 8 * table.word_count() + CHECKSUM_LEN;
+    let mut out = Cursor::new(Vec::with_capacity(len));
+    // A `Vec` takes every write: the only error a cursor over one can give
+    // is a position past `u64::MAX`.
+    write_table(table, hasher_id, seed, &mut out).expect("writing to a Vec");
+    out.into_inner()
 }
 
-fn encode_table<W: Width>(t: &Table<W>, hasher_id: u64, seed: u64) -> Vec<u8> {
-    let words = t.words();
-    let mut out = Vec::with_capacity(HEADER_LEN + 8 * words.len() + CHECKSUM_LEN);
-    out.extend_from_slice(&TABLE_MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.push(W::BITS as u8);
-    out.push(SLOTS as u8);
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&hasher_id.to_le_bytes());
-    out.extend_from_slice(&seed.to_le_bytes());
-    out.extend_from_slice(&t.buckets().to_le_bytes());
-    let items_at = out.len();
-    out.extend_from_slice(&0u64.to_le_bytes());
-    out.extend_from_slice(&(words.len() as u64).to_le_bytes());
-    debug_assert_eq!(out.len(), HEADER_LEN);
-    // The count is taken from the words copied, so the bytes are consistent
-    // even when the table changes during the copy.
-    let mut items = 0;
-    for word in words {
-        items += occupied::<W>(word);
-        out.extend_from_slice(&word.to_le_bytes());
+/// The bytes of a table's encoding: header, words, checksum.
+pub(super) fn encoded_len(table: &AnyTable) -> u64 {
+    (HEADER_LEN + CHECKSUM_LEN) as u64 + 8 * table.word_count() as u64
+}
+
+/// Writes `table`'s encoding to `out`, reading the table as a snapshot (see
+/// `table::snapshot`), and returns the CRC-32C of all the bytes written (the
+/// chain's checksum covers them). The item count is known once the table is
+/// read: the header goes out with 0 there, and is mended by seeking back.
+pub(super) fn write_table<X: Write + Seek>(
+    table: &AnyTable,
+    hasher_id: u64,
+    seed: u64,
+    out: &mut X,
+) -> io::Result<u32> {
+    dispatch!(table, t => write_table_of(t, hasher_id, seed, out))
+}
+
+fn write_table_of<W: Width, X: Write + Seek>(
+    t: &Table<W>,
+    hasher_id: u64,
+    seed: u64,
+    out: &mut X,
+) -> io::Result<u32> {
+    let start = out.stream_position()?;
+    out.write_all(&header::<W>(t, hasher_id, seed, 0))?;
+    let mut body_crc = 0;
+    let mut bytes = Vec::new();
+    let items = t.read_snapshot(|words| {
+        bytes.clear();
+        bytes.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+        body_crc = crc32c::crc32c_append(body_crc, &bytes);
+        out.write_all(&bytes)
+    })?;
+    let head = header::<W>(t, hasher_id, seed, items);
+    let body_len = 8 * t.word_count();
+    let crc = crc32c::crc32c_combine(crc32c::crc32c(&head), body_crc, body_len);
+    let trailer = crc.to_le_bytes();
+    out.write_all(&trailer)?;
+    let end = out.stream_position()?;
+    out.seek(SeekFrom::Start(start + ITEMS_AT as u64))?;
+    out.write_all(&items.to_le_bytes())?;
+    out.seek(SeekFrom::Start(end))?;
+    Ok(crc32c::crc32c_append(crc, &trailer))
+}
+
+/// Where the item count lies in the header.
+const ITEMS_AT: usize = 40;
+
+/// The header of `t`'s encoding with `items` fingerprints.
+fn header<W: Width>(t: &Table<W>, hasher_id: u64, seed: u64, items: u64) -> [u8; HEADER_LEN] {
+    let mut out = [0; HEADER_LEN];
+    let fields: [&[u8]; 10] = [
+        &TABLE_MAGIC,
+        &VERSION.to_le_bytes(),
+        &[W::BITS as u8],
+        &[SLOTS as u8],
+        &0u32.to_le_bytes(),
+        &hasher_id.to_le_bytes(),
+        &seed.to_le_bytes(),
+        &t.buckets().to_le_bytes(),
+        &items.to_le_bytes(),
+        &(t.word_count() as u64).to_le_bytes(),
+    ];
+    let mut at = 0;
+    for field in fields {
+        out[at..at + field.len()].copy_from_slice(field);
+        at += field.len();
     }
-    out[items_at..items_at + 8].copy_from_slice(&items.to_le_bytes());
-    let crc = crc32c::crc32c(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
+    debug_assert_eq!(
+        (at, &out[ITEMS_AT..ITEMS_AT + 8]),
+        (HEADER_LEN, &items.to_le_bytes()[..])
+    );
     out
 }
 
@@ -206,6 +298,55 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
             actual,
         });
     };
+    let Header {
+        bits,
+        flags,
+        hasher_id,
+        seed,
+        buckets,
+        items,
+        words,
+    } = check_header(header)?;
+    let expected = encoded_len_of(words);
+    if actual < expected {
+        return Err(DecodeError::Truncated { expected, actual });
+    }
+    if actual > expected {
+        return Err(DecodeError::TrailingBytes { expected, actual });
+    }
+    // `actual == expected`, more than the checksum: the split always succeeds.
+    let Some((content, stored)) = bytes.split_last_chunk::<CHECKSUM_LEN>() else {
+        return Err(DecodeError::Truncated { expected, actual });
+    };
+    check_checksum(content, stored)?;
+    if flags != 0 {
+        return Err(DecodeError::UnsupportedFlags { flags });
+    }
+    Ok(Parsed {
+        bits,
+        hasher_id,
+        seed,
+        buckets,
+        items,
+        body: &content[HEADER_LEN..],
+    })
+}
+
+/// A header's fields, its layout checked ([`check_header`]).
+struct Header {
+    bits: FingerprintBits,
+    flags: u32,
+    hasher_id: u64,
+    seed: u64,
+    buckets: u64,
+    items: u64,
+    words: u64,
+}
+
+/// Reads a header and checks the fields that fix the layout (version, width,
+/// bucket size and count, word count) against each other; the magic bytes
+/// are checked by the caller, the flags after the checksum.
+fn check_header(header: &[u8; HEADER_LEN]) -> Result<Header, DecodeError> {
     let mut fields = Fields::new(header);
     let _magic: [u8; 8] = fields.bytes();
     let version = fields.u16();
@@ -234,30 +375,21 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
             found: words,
         });
     }
-    // At most 2^33 words (2^32 buckets of 32-bit slots): no overflow.
-    let expected = (HEADER_LEN + CHECKSUM_LEN) as u64 + 8 * words;
-    if actual < expected {
-        return Err(DecodeError::Truncated { expected, actual });
-    }
-    if actual > expected {
-        return Err(DecodeError::TrailingBytes { expected, actual });
-    }
-    // `actual == expected`, more than the checksum: the split always succeeds.
-    let Some((content, stored)) = bytes.split_last_chunk::<CHECKSUM_LEN>() else {
-        return Err(DecodeError::Truncated { expected, actual });
-    };
-    check_checksum(content, stored)?;
-    if flags != 0 {
-        return Err(DecodeError::UnsupportedFlags { flags });
-    }
-    Ok(Parsed {
+    Ok(Header {
         bits,
+        flags,
         hasher_id,
         seed,
         buckets,
         items,
-        body: &content[HEADER_LEN..],
+        words,
     })
+}
+
+/// Bytes of an encoding of `words` table words. At most 2^33 words (2^32
+/// buckets of 32-bit slots): no overflow.
+fn encoded_len_of(words: u64) -> u64 {
+    (HEADER_LEN + CHECKSUM_LEN) as u64 + 8 * words
 }
 
 /// The fingerprint width and bucket count an encoded table declares, once its
@@ -290,12 +422,7 @@ fn word_at(chunk: &[u8]) -> u64 {
 /// bucket (only the last word can have such lanes).
 fn nonzero_padding<W: Width>(body: &[u8], buckets: u64) -> Option<u64> {
     let words = body.len() / 8;
-    let lanes_in_last = (buckets * u64::from(SLOTS)) - (words as u64 - 1) * u64::from(W::LANES);
-    let last_mask = if lanes_in_last == u64::from(W::LANES) {
-        W::USED
-    } else {
-        W::USED & ((1u64 << (lanes_in_last as u32 * W::BITS)) - 1)
-    };
+    let last_mask = last_word_mask::<W>(buckets, words as u64);
     body.chunks_exact(8).enumerate().find_map(|(i, c)| {
         let allowed = if i + 1 == words { last_mask } else { W::USED };
         (word_at(c) & !allowed != 0).then_some(i as u64)
@@ -332,6 +459,104 @@ fn decode_table<W: Width>(p: &Parsed<'_>) -> Result<Table<W>, DecodeError> {
         p.body.chunks_exact(8).map(word_at),
         len,
     )?)
+}
+
+/// Reads one table's encoding from `src` (its first byte next), checking it
+/// as [`decode`] does, in the same order: layout, length (the input ending
+/// early), checksum, flags, hasher, contents. The hasher comes from the
+/// recorded identity by `hasher`. Memory is taken as the words arrive (see
+/// `Table::from_pieces`).
+pub(super) fn read_table<S, R: std::io::Read>(
+    src: &mut Source<R>,
+    hasher: impl FnOnce(u64, u64) -> Result<S, DecodeError>,
+) -> Result<CuckooFilter<S>, ReadError> {
+    let start = src.position();
+    let mut head = [0; HEADER_LEN];
+    let got = src.fill_partial(&mut head[..TABLE_MAGIC.len()])?;
+    check_magic(&head[..got], &TABLE_MAGIC)?;
+    let header_end = start + (HEADER_LEN + CHECKSUM_LEN) as u64;
+    if got < TABLE_MAGIC.len() {
+        src.fill(&mut head[got..TABLE_MAGIC.len()], header_end)?;
+    }
+    src.fill(&mut head[TABLE_MAGIC.len()..], header_end)?;
+    let h = check_header(&head)?;
+    let expected = start + encoded_len_of(h.words);
+    let (table, fault) = with_width!(h.bits, W, wrap => {
+        let (t, fault) = read_words::<W, R>(src, &h, expected)?;
+        (wrap(t), fault)
+    });
+    let content_crc = src.take_crc();
+    let mut stored = [0; CHECKSUM_LEN];
+    src.fill(&mut stored, expected)?;
+    check_checksum_value(u32::from_le_bytes(stored), content_crc)?;
+    // The caller's running checksum continues over this table's bytes.
+    src.resume_crc(crc32c::crc32c_append(content_crc, &stored));
+    if h.flags != 0 {
+        return Err(DecodeError::UnsupportedFlags { flags: h.flags }.into());
+    }
+    let hasher = hasher(h.hasher_id, h.seed)?;
+    if let Some(fault) = fault {
+        return Err(fault.into());
+    }
+    Ok(CuckooFilter { table, hasher })
+}
+
+/// The words of a table with header `h`, read from `src` into a table as they
+/// arrive, and the first fault in its contents, if any (reported only after
+/// the checksum, as `decode` orders its checks). The item count is set if
+/// the contents are right.
+fn read_words<W: Width, R: std::io::Read>(
+    src: &mut Source<R>,
+    h: &Header,
+    expected: u64,
+) -> Result<(Table<W>, Option<DecodeError>), ReadError> {
+    let words = h.words;
+    let last_mask = last_word_mask::<W>(h.buckets, words);
+    let mut at = 0u64;
+    let mut found = 0u64;
+    let mut fault = None;
+    let mut bytes = Vec::new();
+    let table = Table::<W>::from_pieces(h.buckets, |piece: &mut [u64]| {
+        bytes.resize(8 * piece.len(), 0);
+        src.fill(&mut bytes, expected)?;
+        for (w, chunk) in piece.iter_mut().zip(bytes.chunks_exact(8)) {
+            *w = word_at(chunk);
+            found += occupied::<W>(*w);
+            if fault.is_none() {
+                let allowed = if at + 1 == words { last_mask } else { W::USED };
+                if W::SORTED && !W::valid_word(*w) {
+                    fault = Some(DecodeError::InvalidBucket { word: at });
+                } else if !W::SORTED && *w & !allowed != 0 {
+                    fault = Some(DecodeError::NonzeroPadding { word: at });
+                }
+            }
+            at += 1;
+        }
+        Ok::<(), ReadError>(())
+    })?;
+    let table = table?;
+    if fault.is_none() && found != h.items {
+        fault = Some(DecodeError::ItemCountMismatch {
+            recorded: h.items,
+            found,
+        });
+    }
+    if fault.is_none() {
+        // `found` fingerprints fit in memory: they are in the table.
+        table.set_len(found as usize);
+    }
+    Ok((table, fault))
+}
+
+/// The bits of the last word of a table of `buckets` buckets (in `words`
+/// words) that lie in a slot: lanes past the last bucket must be 0.
+fn last_word_mask<W: Width>(buckets: u64, words: u64) -> u64 {
+    let lanes_in_last = (buckets * u64::from(SLOTS)) - (words - 1) * u64::from(W::LANES);
+    if lanes_in_last == u64::from(W::LANES) {
+        W::USED
+    } else {
+        W::USED & ((1u64 << (lanes_in_last as u32 * W::BITS)) - 1)
+    }
 }
 
 #[cfg(test)]

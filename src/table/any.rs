@@ -195,6 +195,11 @@ impl AnyTable {
         dispatch!(self, t => t.len())
     }
 
+    /// The number of table words (see [`Table::word_count`]).
+    pub(crate) fn word_count(&self) -> usize {
+        dispatch!(self, t => t.word_count())
+    }
+
     /// The number of buckets.
     pub(crate) fn buckets(&self) -> u64 {
         dispatch!(self, t => t.buckets())

@@ -111,6 +111,16 @@ pub(crate) fn prefetch(word: &AtomicU64, reach: Reach) {
 #[cfg(all(target_os = "linux", not(lockfree_cuckoo_filter_loom)))]
 const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
 
+/// Asks for huge pages for a table's blocks filled by a reader (see
+/// [`advise_huge_pages`]); its pages are written already, so the kernel
+/// backs them with huge pages when it next collapses them.
+pub(crate) fn advise_loaded(blocks: &[Block]) {
+    advise_huge_pages(
+        blocks.as_ptr().cast_mut().cast(),
+        std::mem::size_of_val(blocks),
+    );
+}
+
 /// Asks the kernel to back `[ptr, ptr + len)` with transparent huge pages.
 #[cfg(all(target_os = "linux", not(lockfree_cuckoo_filter_loom)))]
 fn advise_huge_pages(ptr: *mut u8, len: usize) {

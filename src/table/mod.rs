@@ -29,6 +29,7 @@ mod clear;
 pub(crate) mod count;
 mod front;
 mod insert;
+mod load;
 mod memory;
 mod path;
 mod relocation;
@@ -156,25 +157,35 @@ impl<W: Width> Table<W> {
         let blocks = usize::try_from(blocks_for(W::LANES, buckets))
             .map_err(|_| Self::alloc_error(buckets))?;
         let blocks = zeroed_blocks(blocks).ok_or_else(|| Self::alloc_error(buckets))?;
+        Ok(Self::with_blocks(blocks, buckets))
+    }
+
+    /// The words skipped at the start of `blocks` (see [`Self::new`]).
+    fn skip_for(blocks: &[Block]) -> usize {
         // A bucket that may span two words must not span two cache lines: a
         // line of 8 words holds whole buckets (`8 · LANES` lanes, a multiple
         // of 4), so start the words on a line. The blocks are 16-byte aligned
         // and `LINE_SLACK` blocks longer than the words, so the skip fits.
-        let skip = if W::SPANS {
+        if W::SPANS {
             (blocks.as_ptr() as usize).wrapping_neg() % 64 / 8
         } else {
             0
-        };
-        Ok(Self {
+        }
+    }
+
+    /// A table of `buckets` buckets over `blocks` ([`blocks_for`] of them),
+    /// whose words start [`Self::skip_for`] words in; its count is 0.
+    fn with_blocks(blocks: Box<[Block]>, buckets: u64) -> Self {
+        Self {
+            skip: Self::skip_for(&blocks),
             blocks,
-            skip,
             buckets,
             relocations: RelocationCounters::new(buckets),
             fronts: Fronts::new(),
             front_shift: snapshot::chunk_shift::<W>(words_for(W::LANES, buckets)),
             count: ItemCount::new(),
             width: PhantomData,
-        })
+        }
     }
 
     /// Words needed for `buckets` buckets.
@@ -666,7 +677,9 @@ impl<W: Width> Table<W> {
         Self::words_for(self.buckets) as usize
     }
 
-    /// The bucket words in order, for the byte format. Exact when quiescent.
+    /// The bucket words in order (tests compare readings with it). Exact
+    /// when quiescent.
+    #[cfg(test)]
     pub(crate) fn words(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
         (0..self.word_count()).map(|i| self.word(i).load(Ordering::Acquire))
     }

@@ -1,0 +1,115 @@
+//! What `read_from` and `write_to` allocate, counted by a global allocator
+//! (this file's own test binary, so that no other test's allocations mix
+//! in): a reader that claims a huge table and then ends costs what it
+//! delivered, and a filter read or written costs its table plus a buffer.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::Cursor;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use common::mix;
+use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, ReadError};
+
+struct Counting;
+
+static NOW: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is passed on to `System` unchanged; the counters only
+// observe the sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        grew(layout.size());
+        // SAFETY: as the caller promised for `layout`.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        grew(layout.size());
+        // SAFETY: as the caller promised for `layout`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        NOW.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: as the caller promised for `ptr` and `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // Counted as the new block arriving before the old one goes, which
+        // is what a copying reallocation holds at its peak.
+        grew(new_size);
+        NOW.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: as the caller promised for `ptr`, `layout` and `new_size`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+fn grew(bytes: usize) {
+    let now = NOW.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// The tests of this file run one at a time: the counters are global.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs `f` and returns its result and the most it held allocated at once
+/// beyond what was allocated when it started.
+fn peak_of<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    let base = NOW.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let r = f();
+    (r, PEAK.load(Ordering::Relaxed) - base)
+}
+
+const MIB: usize = 1 << 20;
+
+#[test]
+fn a_reader_that_claims_a_huge_table_and_ends_costs_what_it_gave() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    // A real header, made to claim 2^32 buckets of 16-bit slots (32 GiB),
+    // followed by 4 MiB of table and the end of the input.
+    let mut input = CuckooFilter::with_capacity(10).to_bytes()[..56].to_vec();
+    input[32..40].copy_from_slice(&(1u64 << 32).to_le_bytes());
+    input[48..56].copy_from_slice(&(1u64 << 32).to_le_bytes());
+    input.resize(56 + 4 * MIB, 0);
+    let (r, peak) = peak_of(|| CuckooFilter::read_from(&input[..]).map(|_| ()));
+    assert!(matches!(
+        r,
+        Err(ReadError::Decode(DecodeError::Truncated { expected, actual }))
+            if expected == 60 + 8 * (1 << 32) && actual == input.len() as u64
+    ));
+    // The 4 MiB delivered, grown by doubling, and a piece buffer.
+    assert!(peak < 14 * MIB, "{peak} bytes");
+}
+
+#[test]
+fn reading_and_writing_a_filter_cost_its_table_and_a_buffer() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let f = CuckooFilter::with_capacity(8_000_000);
+    for i in 0..7_000_000 {
+        f.insert_hash(mix(i)).unwrap();
+    }
+    let table = f.memory_usage();
+    assert!(table > 16 * MIB);
+    let mut file = Cursor::new(Vec::with_capacity(table + MIB));
+    let (r, written_peak) = peak_of(|| f.write_to(&mut file));
+    r.unwrap();
+    assert!(written_peak < 2 * MIB, "write_to: {written_peak} bytes");
+    let bytes = file.into_inner();
+    let (g, read_peak) = peak_of(|| CuckooFilter::read_from(&bytes[..]).unwrap());
+    // The table, and, while the last growth copies the blocks, the blocks
+    // grown so far (at most half the table; see `Table::from_pieces`).
+    assert!(
+        read_peak < table + table / 2 + 2 * MIB,
+        "read_from: {read_peak} bytes for {table}"
+    );
+    assert_eq!(g.len(), 7_000_000);
+}
