@@ -168,13 +168,15 @@ impl Fronts {
 
 impl Drop for Fronts {
     fn drop(&mut self) {
-        let mut next = *self.first.next.get_mut();
+        // Loads, not `get_mut`: loom's atomics have no `get_mut`. With
+        // `&mut self` no other thread holds the registry.
+        let mut next = self.first.next.load(Ordering::Acquire);
         while !next.is_null() {
             // SAFETY: every chained block was leaked by `register` with
             // `Box::into_raw` and is freed here once; `&mut self` means no
             // snapshot or mover holds a reference.
-            let mut block = unsafe { Box::from_raw(next) };
-            next = *block.next.get_mut();
+            let block = unsafe { Box::from_raw(next) };
+            next = block.next.load(Ordering::Acquire);
         }
     }
 }
