@@ -92,7 +92,7 @@ mod format;
 mod growable;
 mod hasher;
 mod merge;
-// The semi-sorted bucket codec (issue #10): the 17-bit layout uses its
+// The semi-sorted bucket codec: the 17-bit layout uses its
 // one-bucket-per-word codec, the 9-bit layout its two-buckets-per-word `half`.
 mod semisorted;
 mod sync;
