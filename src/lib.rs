@@ -79,6 +79,9 @@
 //! * Tables have at most 2^32 buckets (about 16·10^9 items).
 //! * Pre-hashed forms (`insert_hash` and friends) need well-mixed 64-bit hashes.
 #![warn(missing_docs)]
+// On docs.rs (nightly rustdoc, `--cfg docsrs`): each item gated by a feature
+// is labelled with it. Stable builds never see the attribute.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
