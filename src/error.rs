@@ -88,6 +88,18 @@ pub enum InsertError {
     /// others). Growing for lack of room in one bucket pair would multiply the
     /// memory of a mostly empty filter (by four per growth, for nine more
     /// chosen items each time), so the filter does not.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{GrowableCuckooFilter, InsertError};
+    /// // 1024 buckets or more: the filter does not grow for one crowded pair.
+    /// let f = GrowableCuckooFilter::with_capacity(10_000);
+    /// for _ in 0..8 {
+    ///     f.insert("again")?;
+    /// }
+    /// assert_eq!(f.insert("again"), Err(InsertError::TooManyCopies));
+    /// assert_eq!((f.len(), f.table_count()), (8, 1));
+    /// # Ok::<(), InsertError>(())
+    /// ```
     TooManyCopies,
     /// Growable filters: another table would take the sum of the tables'
     /// false-positive bounds over the rate the filter was built for: even
@@ -159,14 +171,35 @@ pub enum BuildError {
     /// [`CuckooFilter`](crate::CuckooFilter) never grows, so its size has no
     /// sensible default; a filter that grows is
     /// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{BuildError, CuckooFilter};
+    /// let err = CuckooFilter::builder().build().unwrap_err();
+    /// assert_eq!(err, BuildError::MissingCapacity);
+    /// ```
     MissingCapacity,
     /// The false-positive rate was not a number in the open interval (0, 1).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{BuildError, CuckooFilter};
+    /// let err = CuckooFilter::builder().capacity(10).false_positive_rate(0.0).build();
+    /// assert_eq!(err.unwrap_err(), BuildError::InvalidFalsePositiveRate { rate: 0.0 });
+    /// ```
     InvalidFalsePositiveRate {
         /// The rate asked for.
         rate: f64,
     },
     /// No fingerprint width offered (or the width asked for) reaches the rate at
     /// full load.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{BuildError, CuckooFilter};
+    /// let err = CuckooFilter::builder().capacity(10).false_positive_rate(1e-12).build().unwrap_err();
+    /// let BuildError::UnreachableFalsePositiveRate { best, bits, .. } = err else {
+    ///     panic!("{err:?}");
+    /// };
+    /// assert!(best > 1e-12 && bits == 32);
+    /// ```
     UnreachableFalsePositiveRate {
         /// The rate asked for.
         rate: f64,
@@ -199,6 +232,12 @@ pub enum BuildError {
         bits: u32,
     },
     /// The capacity needs more buckets than a table can address (2^32).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{BuildError, CuckooFilter};
+    /// let err = CuckooFilter::builder().capacity(usize::MAX).build().unwrap_err();
+    /// assert_eq!(err, BuildError::CapacityTooLarge { capacity: usize::MAX });
+    /// ```
     CapacityTooLarge {
         /// The capacity asked for.
         capacity: usize,

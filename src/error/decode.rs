@@ -39,11 +39,23 @@ use crate::fingerprint::FingerprintBits; // only linked to from the docs
 pub enum DecodeError {
     /// The input does not start with the format's magic bytes: it is not a
     /// serialized cuckoo filter.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError};
+    /// assert!(matches!(CuckooFilter::from_bytes(b"not a filter"), Err(DecodeError::BadMagic)));
+    /// ```
     BadMagic,
     /// The input is the other filter type's bytes: a
     /// [`GrowableCuckooFilter`](crate::GrowableCuckooFilter)'s given to
     /// [`CuckooFilter::from_bytes`](crate::CuckooFilter::from_bytes), or the
     /// other way round.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, GrowableCuckooFilter};
+    /// let bytes = GrowableCuckooFilter::with_capacity(10).to_bytes();
+    /// let err = CuckooFilter::from_bytes(&bytes).unwrap_err();
+    /// assert_eq!(err, DecodeError::WrongFilterType { growable: true });
+    /// ```
     WrongFilterType {
         /// Whether the bytes are a growable filter's.
         growable: bool,
@@ -82,6 +94,13 @@ pub enum DecodeError {
         found: u64,
     },
     /// The input is shorter than its header says (or than a header).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError};
+    /// let bytes = CuckooFilter::with_capacity(10).to_bytes();
+    /// let err = CuckooFilter::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err();
+    /// assert!(matches!(err, DecodeError::Truncated { .. }));
+    /// ```
     Truncated {
         /// Bytes the header implies (at least).
         expected: u64,
@@ -89,6 +108,14 @@ pub enum DecodeError {
         actual: u64,
     },
     /// The input is longer than its header says.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError};
+    /// let mut bytes = CuckooFilter::with_capacity(10).to_bytes();
+    /// bytes.push(0);
+    /// let err = CuckooFilter::from_bytes(&bytes).unwrap_err();
+    /// assert!(matches!(err, DecodeError::TrailingBytes { .. }));
+    /// ```
     TrailingBytes {
         /// Bytes the header implies.
         expected: u64,
@@ -97,6 +124,18 @@ pub enum DecodeError {
     },
     /// The CRC-32C of the content does not match the one stored: the bytes
     /// were damaged.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError};
+    /// let f = CuckooFilter::with_capacity(10);
+    /// f.insert("apple")?;
+    /// let mut bytes = f.to_bytes();
+    /// let last = bytes.len() - 5;
+    /// bytes[last] ^= 1; // a bit flip in the table
+    /// let err = CuckooFilter::from_bytes(&bytes).unwrap_err();
+    /// assert!(matches!(err, DecodeError::ChecksumMismatch { .. }));
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
     ChecksumMismatch {
         /// The checksum stored in the input.
         stored: u32,
@@ -105,6 +144,15 @@ pub enum DecodeError {
     },
     /// The filter was written with another hasher (or seed) than the one it is
     /// being decoded with: its fingerprints would answer for other items.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, DefaultHashBuilder};
+    /// let bytes = CuckooFilter::builder().capacity(10).seed(1).build()?.to_bytes();
+    /// let err = CuckooFilter::from_bytes_with_hasher(&bytes, DefaultHashBuilder::with_seed(2));
+    /// assert!(matches!(err, Err(DecodeError::HasherMismatch { .. })));
+    /// assert!(CuckooFilter::from_bytes_with_hasher(&bytes, DefaultHashBuilder::with_seed(1)).is_ok());
+    /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
+    /// ```
     HasherMismatch {
         /// Hasher id expected by the decoder.
         expected_id: u64,

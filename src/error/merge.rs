@@ -25,6 +25,14 @@ use crate::fingerprint::FingerprintBits;
 #[non_exhaustive]
 pub enum MergeError {
     /// The filters have different fingerprint widths. Nothing was merged.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, MergeError};
+    /// let build = |bits| CuckooFilter::builder().capacity(1000).fingerprint_bits(bits).seed(1).build();
+    /// let (a, b) = (build(FingerprintBits::Bits16)?, build(FingerprintBits::Bits8)?);
+    /// assert!(matches!(a.merge(&b), Err(MergeError::FingerprintBitsMismatch { .. })));
+    /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
+    /// ```
     FingerprintBitsMismatch {
         /// The width of the filter merged into.
         ours: FingerprintBits,
@@ -33,6 +41,14 @@ pub enum MergeError {
     },
     /// The filters have different bucket counts, so an item's buckets differ
     /// between them. Nothing was merged.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, MergeError};
+    /// let build = |capacity| CuckooFilter::builder().capacity(capacity).seed(1).build();
+    /// let (a, b) = (build(1000)?, build(100_000)?);
+    /// assert!(matches!(a.merge(&b), Err(MergeError::BucketCountMismatch { .. })));
+    /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
+    /// ```
     BucketCountMismatch {
         /// The bucket count of the filter merged into.
         ours: u64,
@@ -53,6 +69,21 @@ pub enum MergeError {
     /// were inserted; the one after them did not fit and changed nothing, and
     /// the rest were not tried. Every item the filter held before is still
     /// there.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, MergeError};
+    /// let build = || CuckooFilter::builder().capacity(1000).seed(1).build();
+    /// let (a, b) = (build()?, build()?);
+    /// for i in 0..1000u64 {
+    ///     a.insert(&i)?;
+    ///     b.insert(&(i + 1000))?;
+    /// }
+    /// let Err(MergeError::Full { merged, total }) = a.merge(&b) else {
+    ///     panic!("two full filters fit in one");
+    /// };
+    /// assert!(merged < total && total == 1000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     Full {
         /// Fingerprints inserted.
         merged: usize,
