@@ -79,6 +79,9 @@
 //! * Tables have at most 2^32 buckets (about 16·10^9 items).
 //! * Pre-hashed forms (`insert_hash` and friends) need well-mixed 64-bit hashes.
 #![warn(missing_docs)]
+// On docs.rs (nightly rustdoc, `--cfg docsrs`): each item gated by a feature
+// is labelled with it. Stable builds never see the attribute.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -92,7 +95,7 @@ mod format;
 mod growable;
 mod hasher;
 mod merge;
-// The semi-sorted bucket codec (issue #10): the 17-bit layout uses its
+// The semi-sorted bucket codec: the 17-bit layout uses its
 // one-bucket-per-word codec, the 9-bit layout its two-buckets-per-word `half`.
 mod semisorted;
 mod sync;

@@ -172,8 +172,8 @@ pub fn ours_plain(f: &CuckooFilter, hashes: &[u64]) -> u64 {
 }
 
 /// Our batched lookups of items over one block: `contains_batch` on the
-/// block's values taken as `u64` keys, hashed inside (the measure;
-/// [`ours_batched`] takes hashes).
+/// block's values taken as `u64` keys, hashed inside (what a caller of
+/// `contains_batch` pays; [`ours_batched`] takes hashes).
 #[inline(never)]
 pub fn ours_batched_items(f: &CuckooFilter, keys: &[u64], out: &mut [bool; BLOCK]) -> u64 {
     f.contains_batch(keys, out);

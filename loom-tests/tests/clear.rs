@@ -50,7 +50,7 @@
 //! - the sweep's load of a word Relaxed instead of Acquire (so that seeing a
 //!   mover's copy no longer makes its in-flight entry visible): `relocation`
 //!   fails, "item inserted after the clear is missing" (2026-11-24).
-//! - the clear generation the issue proposed in place of the in-flight count
+//! - a clear generation in place of the in-flight count
 //!   (`clear` bumps it before the sweep; a mover reads it before its copy and
 //!   abandons, counting its copy in, if it changed by its clear or fallback):
 //!   `relocation`, `relocation_refill` and `relocation_refill_roles_swapped`

@@ -777,7 +777,7 @@ fn main() {
     if !res.ops.is_empty() {
         let tab = table(&res);
         md.push_str(&tab);
-        md.push_str("\nTargets of issue #4 in this run:\n\n");
+        md.push_str("\nTargets in this run:\n\n");
         for t in targets(&res, &cfg.threads) {
             let _ = writeln!(md, "- {t}");
         }

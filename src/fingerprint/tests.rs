@@ -1,0 +1,245 @@
+use super::*;
+
+fn zero_lanes_naive<W: Width>(x: u64) -> u64 {
+    (0..W::LANES)
+        .filter(|&l| lane_value::<W>(x, l) == 0)
+        .fold(0, |m, l| m | (1u64 << (l * W::BITS + W::BITS - 1)))
+}
+
+fn check_zero_lanes<W: Width>() {
+    let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..100_000 {
+        let x = next();
+        // Zero out some lanes and plant 1s above them, the borrow trap.
+        let sparse = x & (x >> 3) & (x >> 5);
+        let planted = sparse & W::LOW.wrapping_mul(1);
+        for v in [x, sparse, planted, x & 0xffff_0000_ffff, 1, 0, u64::MAX] {
+            assert_eq!(zero_lanes::<W>(v), zero_lanes_naive::<W>(v), "{v:#x}");
+        }
+    }
+}
+
+/// [`matches_in_either`] against [`Width::holds_in`] on each word, for
+/// words that hold the fingerprint in chosen lanes, with the masks a
+/// table asks about: whole words, one word only, and (for two buckets a
+/// word) either half of each.
+fn check_matches_in_either<W: Width>() {
+    let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1d);
+    let halves = [W::HIGH & 0xffff_ffff, W::HIGH & !0xffff_ffff];
+    let mut masks = vec![[W::HIGH, W::HIGH], [W::HIGH, 0], [0, W::HIGH], [0, 0]];
+    for a in halves {
+        for b in halves {
+            masks.push([a, b]);
+        }
+    }
+    // Fewer under Miri, which checks the intrinsics, not the arithmetic.
+    let rounds = if cfg!(miri) { 100 } else { 20_000 };
+    for _ in 0..rounds {
+        let fp = (next() % W::MAX) as u32 + 1;
+        let mut words = [next() & W::USED, next() & W::USED];
+        // Plant the fingerprint in a lane or two, sometimes none.
+        for _ in 0..next() % 3 {
+            let (k, lane) = ((next() % 2) as usize, (next() % u64::from(W::LANES)) as u32);
+            words[k] = with_lane::<W>(without_lane::<W>(words[k], lane), lane, fp);
+        }
+        for &m in &masks {
+            let expected = W::holds_in(words[0], m[0], fp) | W::holds_in(words[1], m[1], fp);
+            assert_eq!(
+                matches_in_either::<W>(words, m, fp) != 0,
+                expected,
+                "{} bits: words {words:x?}, masks {m:x?}, fp {fp:#x}",
+                W::BITS
+            );
+        }
+    }
+}
+
+/// [`matches_in_halves`] against [`Width::holds_in`] on each word's half,
+/// for pairs whose first bucket is even and odd.
+#[test]
+fn matches_in_halves_agrees_with_each_half() {
+    let mut next = crate::test_rng::xorshift(0x6a09_e667_f3bc_c908);
+    let rounds = if cfg!(miri) { 100 } else { 20_000 };
+    for _ in 0..rounds {
+        let fp = (next() % W8::MAX) as u32 + 1;
+        let mut words = [next(), next()];
+        for _ in 0..next() % 3 {
+            let (k, lane) = ((next() % 2) as usize, (next() % 8) as u32);
+            words[k] = with_lane::<W8>(without_lane::<W8>(words[k], lane), lane, fp);
+        }
+        for first in [0, 1, 6, 7, 1 << 40, (1 << 40) + 1] {
+            let half = |bucket: u64| W8::HIGH & half_mask((bucket % 2) as u32);
+            let expected = W8::holds_in(words[0], half(first), fp)
+                | W8::holds_in(words[1], half(first + 1), fp);
+            assert_eq!(
+                matches_in_halves::<W8>(words, first, fp) != 0,
+                expected,
+                "words {words:x?}, first bucket {first}, fp {fp:#x}"
+            );
+        }
+    }
+}
+
+#[test]
+fn matches_in_either_agrees_with_each_word() {
+    check_matches_in_either::<W8>();
+    check_matches_in_either::<W16>();
+    check_matches_in_either::<W32>();
+    check_matches_in_either::<W10>();
+    check_matches_in_either::<W12>();
+    check_matches_in_either::<W21>();
+}
+
+#[test]
+fn zero_lanes_is_exact() {
+    check_zero_lanes::<W8>();
+    check_zero_lanes::<W10>();
+    check_zero_lanes::<W12>();
+    check_zero_lanes::<W16>();
+    check_zero_lanes::<W21>();
+    check_zero_lanes::<W32>();
+    // The borrow trap of the short formula: a zero lane under a lane of 1.
+    assert_eq!(zero_lanes::<W8>(0x0100), 0x8080_8080_8080_0080);
+    // The unused top bits are never flagged, set or not.
+    assert_eq!(zero_lanes::<W10>(0), W10::HIGH);
+    assert_eq!(zero_lanes::<W12>(!W12::USED), W12::HIGH);
+    assert_eq!(zero_lanes::<W21>(u64::MAX), 0);
+    assert_eq!(zero_lanes::<W10>(W10::USED & !(W10::MAX << 50)), 1 << 59);
+}
+
+#[test]
+fn layout_constants() {
+    let shape = |lanes, words, spans, used: u64| (lanes, words, spans, used.count_ones());
+    assert_eq!(
+        (
+            W8::LANES,
+            W8::WORDS_PER_BUCKET,
+            W8::SPANS,
+            W8::USED.count_ones()
+        ),
+        shape(8, 1, false, u64::MAX)
+    );
+    assert_eq!(
+        (
+            W10::LANES,
+            W10::WORDS_PER_BUCKET,
+            W10::SPANS,
+            W10::USED.count_ones()
+        ),
+        shape(6, 2, true, (1 << 60) - 1)
+    );
+    assert_eq!(
+        (
+            W12::LANES,
+            W12::WORDS_PER_BUCKET,
+            W12::SPANS,
+            W12::USED.count_ones()
+        ),
+        shape(5, 2, true, (1 << 60) - 1)
+    );
+    assert_eq!(
+        (
+            W16::LANES,
+            W16::WORDS_PER_BUCKET,
+            W16::SPANS,
+            W16::USED.count_ones()
+        ),
+        shape(4, 1, false, u64::MAX)
+    );
+    assert_eq!(
+        (
+            W21::LANES,
+            W21::WORDS_PER_BUCKET,
+            W21::SPANS,
+            W21::USED.count_ones()
+        ),
+        shape(3, 2, true, (1 << 63) - 1)
+    );
+    assert_eq!(
+        (
+            W32::LANES,
+            W32::WORDS_PER_BUCKET,
+            W32::SPANS,
+            W32::USED.count_ones()
+        ),
+        shape(2, 2, false, u64::MAX)
+    );
+    assert_eq!(W8::LOW, 0x0101_0101_0101_0101);
+    assert_eq!(W16::LOW, 0x0001_0001_0001_0001);
+    assert_eq!(W16::HIGH, 0x8000_8000_8000_8000);
+    assert_eq!(W12::HIGH, 0x0800_8008_0080_0800);
+    // A line of eight words holds whole buckets at every width.
+    for lanes in [
+        W8::LANES,
+        W10::LANES,
+        W12::LANES,
+        W16::LANES,
+        W21::LANES,
+        W32::LANES,
+    ] {
+        assert_eq!(8 * lanes % SLOTS, 0);
+    }
+    for b in FingerprintBits::ALL {
+        if b != FingerprintBits::Bits17 && b != FingerprintBits::Bits9 {
+            assert_eq!(b.slots_per_word(), 64 / b.bits());
+        }
+    }
+    assert_eq!(
+        (W17::LANES, W17::WORDS_PER_BUCKET, W17::SPANS, W17::MAX),
+        (4, 1, false, (1 << 17) - 1)
+    );
+    assert_eq!(
+        (W9::LANES, W9::WORDS_PER_BUCKET, W9::SPANS, W9::MAX),
+        (8, 1, false, 511)
+    );
+    assert_eq!(FingerprintBits::Bits9.slots_per_word(), 8);
+    // A half's mask names its half.
+    assert_eq!((half_of(half_mask(0)), half_of(half_mask(1))), (0, 1));
+}
+
+#[test]
+fn lanes_roundtrip() {
+    let w = with_lane::<W16>(0, 2, 0xbeef);
+    assert_eq!(lane_value::<W16>(w, 2), 0xbeef);
+    assert_eq!(without_lane::<W16>(w, 2), 0);
+    let b = broadcast::<W8>(0xab);
+    assert_eq!(b, 0xabab_abab_abab_abab);
+    assert_eq!(
+        first_lane::<W8>(zero_lanes::<W8>(b ^ without_lane::<W8>(b, 0))),
+        1
+    );
+}
+
+fn check_fingerprint_range<W: Width>() {
+    assert_eq!(of_hash::<W>(0), 1);
+    assert_eq!(u64::from(of_hash::<W>(u64::MAX)), W::MAX);
+    for fp in [
+        1,
+        2,
+        3,
+        (W::MAX / 2) as u32,
+        W::MAX as u32 - 1,
+        W::MAX as u32,
+    ] {
+        let h = hash_with::<W>(fp, 12345);
+        assert_eq!(of_hash::<W>(h), fp);
+        assert_eq!(h as u32, 12345);
+    }
+}
+
+#[test]
+fn fingerprints_are_never_zero_and_invertible() {
+    check_fingerprint_range::<W8>();
+    check_fingerprint_range::<W10>();
+    check_fingerprint_range::<W12>();
+    check_fingerprint_range::<W16>();
+    check_fingerprint_range::<W9>();
+    check_fingerprint_range::<W17>();
+    check_fingerprint_range::<W21>();
+    // The table's fingerprint of a hash is the codec's.
+    for h in [0, 1 << 40, u64::MAX, 0x9e37_79b9_7f4a_7c15] {
+        assert_eq!(of_hash::<W17>(h), semisorted::of_hash(h));
+        assert_eq!(of_hash::<W9>(h), semisorted::half::of_hash(h));
+    }
+    check_fingerprint_range::<W32>();
+}
