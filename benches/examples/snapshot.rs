@@ -102,7 +102,10 @@ fn peak_above<R>(f: impl FnOnce() -> R) -> (R, f64) {
     reset_peak();
     let before = status_kib("VmRSS:");
     let r = f();
-    (r, (status_kib("VmHWM:").saturating_sub(before)) as f64 / 1024.0)
+    (
+        r,
+        (status_kib("VmHWM:").saturating_sub(before)) as f64 / 1024.0,
+    )
 }
 
 /// Two threads running 90/5/5 on `f` until `stop`; operations done.
@@ -211,7 +214,10 @@ fn main() {
                 took = t.elapsed();
                 stop.store(true, Ordering::Relaxed);
             });
-            (took, ops.load(Ordering::Relaxed) as f64 / took.as_secs_f64())
+            (
+                took,
+                ops.load(Ordering::Relaxed) as f64 / took.as_secs_f64(),
+            )
         };
         println!(
             "| round {round}: `write_to` under 2-thread 90/5/5, to a sink | {:.2} s | {:.0} MiB/s ({:.2}x quiescent) | |",
@@ -228,7 +234,9 @@ fn main() {
     }
 
     // To a file and back.
-    let path = a.dir.join(format!("snapshot-bench-{}.lfc", std::process::id()));
+    let path = a
+        .dir
+        .join(format!("snapshot-bench-{}.lfc", std::process::id()));
     let t = Instant::now();
     let (r, extra) = peak_above(|| -> io::Result<()> {
         let mut w = BufWriter::new(File::create(&path)?);

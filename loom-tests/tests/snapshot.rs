@@ -35,9 +35,7 @@
 
 mod common;
 
-use common::{
-    assert_holds_exactly, check, filter, fps, one_step, prefill, race, Filter, Roles,
-};
+use common::{assert_holds_exactly, check, filter, fps, one_step, prefill, race, Filter, Roles};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use lockfree_cuckoo_filter::CuckooFilter;
 use loom::sync::Arc;
@@ -54,7 +52,11 @@ fn assert_snapshot_keeps(bytes: &[u8], held: &[u64], most: usize) {
     }
     assert_eq!(g.len(), g.fingerprints().len(), "len is not what was saved");
     assert!(g.len() >= held.len(), "fewer copies than items held");
-    assert!(g.len() <= most, "{} copies, at most {most} possible", g.len());
+    assert!(
+        g.len() <= most,
+        "{} copies, at most {most} possible",
+        g.len()
+    );
 }
 
 /// A snapshot racing a one-step relocation `from -> to` (the insert of `x`

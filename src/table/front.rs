@@ -154,6 +154,23 @@ impl Fronts {
         false
     }
 
+    /// The chunks of up to [`VIEW`] snapshots under way, read once: what a
+    /// path search prunes its moves by (only a hint: the mover's own check
+    /// after its publish decides; see the module documentation).
+    #[inline]
+    pub(crate) fn view(&self) -> View {
+        let mut view = View {
+            chunks: [0; VIEW],
+            len: 0,
+        };
+        self.any(|c| {
+            view.chunks[view.len] = c;
+            view.len += 1;
+            view.len == VIEW
+        });
+        view
+    }
+
     /// Bytes held beyond the table's own struct (chained blocks).
     pub(crate) fn memory_usage(&self) -> usize {
         let mut bytes = 0;
@@ -196,6 +213,30 @@ impl Drop for Front<'_> {
         // slot free completes a move across it.
         self.slot.store(0, Ordering::Release);
         self.fronts.active.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// Snapshots a [`View`] holds at most.
+const VIEW: usize = 4;
+
+/// The chunks some snapshots read at one moment ([`Fronts::view`]).
+pub(crate) struct View {
+    chunks: [u64; VIEW],
+    len: usize,
+}
+
+impl View {
+    /// Whether no snapshot was under way.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether a move between buckets in chunks `a` and `b` keeps its side
+    /// of every front in the view.
+    #[inline]
+    pub(crate) fn allows(&self, a: u64, b: u64) -> bool {
+        self.chunks[..self.len].iter().all(|&c| keeps_side(a, b, c))
     }
 }
 

@@ -176,13 +176,17 @@ impl<W: Width> Table<W> {
     /// A table of `buckets` buckets over `blocks` ([`blocks_for`] of them),
     /// whose words start [`Self::skip_for`] words in; its count is 0.
     fn with_blocks(blocks: Box<[Block]>, buckets: u64) -> Self {
+        let relocations = RelocationCounters::new(buckets);
         Self {
             skip: Self::skip_for(&blocks),
             blocks,
             buckets,
-            relocations: RelocationCounters::new(buckets),
+            front_shift: snapshot::chunk_shift::<W>(
+                words_for(W::LANES, buckets),
+                relocations.len(),
+            ),
+            relocations,
             fronts: Fronts::new(),
-            front_shift: snapshot::chunk_shift::<W>(words_for(W::LANES, buckets)),
             count: ItemCount::new(),
             width: PhantomData,
         }

@@ -161,6 +161,9 @@ pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> 
 /// a search that expands each as it goes, so the path found is the same; each
 /// is read once, and expanded from the fingerprints that read saw.
 fn search_in<W: Width>(table: &Table<W>, pos: Position, nodes: &mut Vec<Node>) -> Option<Path> {
+    // Where the snapshots under way are: a move across one's front would be
+    // undone (see `Table::relocate`), so the search leaves such moves out.
+    let fronts = table.front_view();
     for root in [pos.i1, pos.i2] {
         if nodes.first().map(|n| n.bucket) != Some(root) {
             nodes.push(Node {
@@ -193,11 +196,9 @@ fn search_in<W: Width>(table: &Table<W>, pos: Position, nodes: &mut Vec<Node>) -
                     break;
                 }
                 let child = table.alternate(node.bucket, fp);
-                // A move across a snapshot's front would be undone (see
-                // `Table::relocate`): leave it out of the search.
                 if child != node.bucket
                     && !on_path(nodes, head, child)
-                    && table.move_may_complete(node.bucket, child)
+                    && table.view_allows(&fronts, node.bucket, child)
                 {
                     // Read when its level comes up; start the miss now, so a
                     // level of the search costs about one memory latency, not

@@ -139,6 +139,11 @@ impl RelocationCounters {
         now.eq(counts.iter().copied())
     }
 
+    /// The number of stripes.
+    pub(crate) fn len(&self) -> usize {
+        self.stripes.len()
+    }
+
     /// Bytes held by the counters.
     pub(crate) fn memory_usage(&self) -> usize {
         std::mem::size_of_val(&*self.stripes)

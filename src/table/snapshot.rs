@@ -30,7 +30,7 @@
 //!
 //! [`front`]: super::front
 
-use super::front::keeps_side;
+use super::front::{keeps_side, View};
 use super::Table;
 use crate::fingerprint::Width;
 use crate::sync::Ordering;
@@ -43,20 +43,32 @@ const TARGET_CHUNKS: u64 = 4096;
 /// Words handed to the reading's sink at a time: 512 KiB of buffer.
 const PIECE: usize = 1 << 16;
 
+/// Words a chunk has at least per relocation stripe: the bumps a chunk costs
+/// (one per stripe) then cost less than reading its words from memory.
+/// Under loom, chunks are as small as they can be instead, so that a table
+/// of four buckets has a front between its buckets for a move to cross.
+const WORDS_PER_STRIPE: u64 = if cfg!(lockfree_cuckoo_filter_loom) {
+    0
+} else {
+    8
+};
+
 /// The shift that gives a word's chunk for a table of `words` words of width
-/// `W`: a chunk is a power of two of words, at least the unit that holds whole
-/// buckets (a 64-byte line where buckets span words, two words for 32-bit
-/// fingerprints, else one word), so that no bucket lies in two chunks.
-pub(crate) fn chunk_shift<W: Width>(words: u64) -> u32 {
+/// `W` and `stripes` relocation stripes: a chunk is a power of two of words,
+/// at least the unit that holds whole buckets (a 64-byte line where buckets
+/// span words, two words for 32-bit fingerprints, else one word), so that no
+/// bucket lies in two chunks, and at least [`WORDS_PER_STRIPE`] per stripe.
+pub(crate) fn chunk_shift<W: Width>(words: u64, stripes: usize) -> u32 {
     let unit: u64 = if W::SPANS {
         8
     } else {
         W::WORDS_PER_BUCKET as u64
     };
+    let least = unit.max(WORDS_PER_STRIPE * stripes as u64);
     words
         .div_ceil(TARGET_CHUNKS)
+        .max(least)
         .next_power_of_two()
-        .max(unit)
         .ilog2()
 }
 
@@ -65,6 +77,19 @@ impl<W: Width> Table<W> {
     #[inline]
     fn chunk_of(&self, bucket: u64) -> u64 {
         (self.locus(bucket).first as u64) >> self.front_shift
+    }
+
+    /// The fronts of the snapshots under way, read once, for a path search.
+    #[inline]
+    pub(crate) fn front_view(&self) -> View {
+        self.fronts.view()
+    }
+
+    /// Whether a move between buckets `a` and `b` keeps its side of every
+    /// front in `view` ([`Self::front_view`]).
+    #[inline]
+    pub(crate) fn view_allows(&self, view: &View, a: u64, b: u64) -> bool {
+        view.is_empty() || view.allows(self.chunk_of(a), self.chunk_of(b))
     }
 
     /// Whether a move between buckets `a` and `b` may complete: for every
@@ -118,12 +143,15 @@ mod tests {
 
     #[test]
     fn chunks_hold_whole_buckets() {
-        assert_eq!(chunk_shift::<W16>(2), 0);
-        assert_eq!(chunk_shift::<W8>(2), 0);
-        assert_eq!(chunk_shift::<W32>(4), 1);
-        assert_eq!(chunk_shift::<W10>(4), 3);
-        assert_eq!(chunk_shift::<W16>(1 << 28), 16);
-        assert_eq!(chunk_shift::<W16>((1 << 28) + 1), 17);
+        assert_eq!(chunk_shift::<W16>(2, 0), 0);
+        assert_eq!(chunk_shift::<W8>(2, 0), 0);
+        assert_eq!(chunk_shift::<W32>(4, 0), 1);
+        assert_eq!(chunk_shift::<W10>(4, 0), 3);
+        assert_eq!(chunk_shift::<W16>(1 << 28, 256), 16);
+        assert_eq!(chunk_shift::<W16>((1 << 28) + 1, 256), 17);
+        // Small tables: at least 8 words per stripe.
+        assert_eq!(chunk_shift::<W16>(5000, 64), 9);
+        assert_eq!(chunk_shift::<W16>(8, 1), 3);
     }
 
     #[test]
