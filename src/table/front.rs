@@ -144,6 +144,12 @@ impl Fronts {
         let mut block = Some(&self.first);
         while let Some(b) = block {
             for slot in &b.slots {
+                // Acquire: a mover that reads a front stored after the
+                // snapshot's bump it read (or a slot freed at the end) must
+                // complete its move after the reads that preceded that store.
+                // (Loom does not explore the load buffering that Relaxed
+                // would allow here, so no model fails with it; the argument
+                // stands on its own.)
                 let front = slot.load(Ordering::Acquire);
                 if front != 0 && f(front - 1) {
                     return true;
