@@ -117,7 +117,7 @@
 //! back. Third, after shutdown, that `filter.len()` equals the number of
 //! `new` answers given (each `new` is exactly one insert). Fourth,
 //! persistence (see `restart.rs`): a `serve --snapshot` child process saving
-//! every 0.2 s is killed with SIGKILL in the middle of a load and restarted
+//! every 0.05 s is killed with SIGKILL in the middle of a load and restarted
 //! from its file, and every key answered `new` before the last completed save
 //! began must then be answered `dup`; a file that is not a filter must be
 //! refused. This adds about a second.

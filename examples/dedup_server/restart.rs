@@ -1,19 +1,22 @@
 //! The self-test's persistence phase: kill a saving server in the middle of
 //! a load, restart it from its file, and check that it remembers.
 //!
-//! A `serve --snapshot FILE --every 0.2` child process is loaded by two
-//! clients, each sending batches of fresh keys followed by `STATS` (and,
-//! once it has sent 200 000, the same keys again). The
+//! A `serve --snapshot FILE --every 0.05` child process is loaded by two
+//! clients, each sending batches of fresh keys followed by `STATS`, paced to
+//! last past the kill, filling the filter to about 88 % (and, once it has
+//! sent them, the same keys again). The
 //! server answers in order, so its `STATS` answer comes after the inserts of
 //! the keys before it returned, and its `saves_started=S` says that every
 //! key of the batch answered `new` is in every save numbered above S (see
 //! `persist::Saves`). The child prints `saved #N` once save N is renamed
-//! into place. Once two saves have completed, the child is killed with
+//! into place. Once two saves have completed and 0.6 s have passed, the
+//! child is killed with
 //! SIGKILL (`Child::kill` on Unix) while the clients are still sending. With
 //! N the last save it reported, every key answered `new` in a batch whose
 //! `STATS` said S < N must be answered `dup` by a server restarted from the
-//! file. Keys answered later may or may not be there; how many were is
-//! reported. Last, a file that is not a filter must make `serve` exit with
+//! file (a lost key that is a false positive of the restored filter, about
+//! 1 in 10⁴, would still pass). Keys answered later may or may not be there;
+//! how many were is reported. Last, a file that is not a filter must make `serve` exit with
 //! an error.
 
 use std::fs;
@@ -28,16 +31,24 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::load;
 
-/// Seconds between saves of the child server.
-const EVERY: &str = "0.2";
+/// Seconds between saves of the child server: short, so that many saves run
+/// while keys are being inserted.
+const EVERY: &str = "0.05";
 
 /// Keys per batch before its `STATS`.
 const BATCH: usize = 64;
 
-/// Fresh keys per client; after them a client asks for its keys again (all
-/// `dup`), so that the load goes on, within the child's capacity, however
-/// long the saves take.
-const KEYS: usize = 200_000;
+/// Fresh keys per client, sent at most at `KEYS / FRESH_FOR` a second, so
+/// that inserts go on past the kill however fast the machine; after them a
+/// client asks for its keys again (all `dup`), so that the load goes on
+/// within the child's capacity, however slow the saves are.
+const KEYS: usize = 110_000;
+const FRESH_FOR: Duration = Duration::from_millis(900);
+
+/// The child's capacity: the two clients' fresh keys fill it to about 88 %,
+/// and to more than half by the kill, so that inserts relocate fingerprints
+/// while the saves read the table.
+const CAPACITY: &str = "250000";
 
 /// The load runs at least this long before the kill, and then until two
 /// saves have completed, but no longer than `MAX_LOAD`.
@@ -85,7 +96,7 @@ impl ChildServer {
     fn start(file: &Path) -> Result<ChildServer, String> {
         let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
         let mut child = Command::new(exe)
-            .args(["serve", "--addr", "127.0.0.1:0", "--capacity", "1000000"])
+            .args(["serve", "--addr", "127.0.0.1:0", "--capacity", CAPACITY])
             // A bound on its life, should this process end without killing it.
             .args(["--threads", "8", "--seconds", "30", "--every", EVERY])
             .arg("--snapshot")
@@ -182,7 +193,13 @@ fn client(id: usize, addr: SocketAddr, stop: &AtomicBool) -> Seen {
     let mut reader = BufReader::new(&stream);
     let mut answer = String::new();
     let mut next = 0;
+    let start = Instant::now();
+    let pace = KEYS as f64 / FRESH_FOR.as_secs_f64();
     'run: while !stop.load(Ordering::Relaxed) {
+        if next < KEYS && next as f64 > pace * start.elapsed().as_secs_f64() {
+            thread::sleep(Duration::from_millis(1));
+            continue;
+        }
         let keys: Vec<String> = (next..next + BATCH)
             .map(|i| format!("persist-{id}-{}", i % KEYS))
             .collect();
