@@ -8,8 +8,9 @@
 //! ```
 //!
 //! `serve` runs the server until it is killed (or for `--seconds`); with
-//! `--snapshot FILE` it starts from FILE if it exists and saves to it every
-//! `--every` seconds (default 60) while serving (see Persistence). `load`
+//! `--snapshot FILE` it starts from FILE if it exists, saves to it once
+//! before serving and then every `--every` seconds (default 60) while
+//! serving (see Persistence). `load`
 //! runs the load generator against a running server and prints a summary
 //! line. `selftest` does both in one process, over loopback, and exits
 //! non-zero if anything went wrong: CI runs it.
@@ -236,6 +237,12 @@ fn serve(args: &[String]) -> Outcome {
         None => build_filter(capacity)?,
     });
     let saves = Arc::new(Saves::default());
+    if let Some(path) = &snapshot {
+        // A first save before serving: a FILE that cannot be written is an
+        // error now, not at the first save.
+        persist::save_counted(&filter, path, &saves)
+            .map_err(|e| format!("cannot save to {}: {e}", path.display()))?;
+    }
     let server = Server::start(
         addr.as_str(),
         Arc::clone(&filter),
@@ -273,7 +280,7 @@ fn serve(args: &[String]) -> Outcome {
     if let (Some(saver), Some(path)) = (saver, &snapshot) {
         // A last save once no connection inserts any more: it holds every key.
         saver.stop();
-        persist::save_counted(&filter, path, &saves);
+        persist::save_counted(&filter, path, &saves)?;
     }
     println!(
         "stopped after {:.1} s: len={} load_factor={:.6}",

@@ -126,7 +126,9 @@ impl Saver {
                     if *stopped {
                         return;
                     }
-                    save_counted(&filter, &path, &saves);
+                    if let Err(e) = save_counted(&filter, &path, &saves) {
+                        eprintln!("dedup_server: {}: {e}", path.display());
+                    }
                 }
             }
         })?;
@@ -141,9 +143,9 @@ impl Saver {
     }
 }
 
-/// One save, counted in `saves` and reported on stdout (or stderr if it
-/// failed: the server keeps serving, and the next save tries again).
-pub fn save_counted(filter: &CuckooFilter, path: &Path, saves: &Saves) {
+/// One save, counted in `saves` and reported on stdout; a failure is
+/// returned (the saver thread reports it and tries again at the next save).
+pub fn save_counted(filter: &CuckooFilter, path: &Path, saves: &Saves) -> io::Result<()> {
     let n = saves.started.fetch_add(1, Ordering::SeqCst) + 1;
     // Orders the count before the save's reads of the filter (the `STATS`
     // side has the other fence): a `STATS` that read a count below `n`
@@ -159,7 +161,8 @@ pub fn save_counted(filter: &CuckooFilter, path: &Path, saves: &Saves) {
                 path.display(),
                 start.elapsed().as_secs_f64() * 1e3
             );
+            Ok(())
         }
-        Err(e) => eprintln!("dedup_server: save #{n} to {}: {e}", path.display()),
+        Err(e) => Err(io::Error::new(e.kind(), format!("save #{n}: {e}"))),
     }
 }
