@@ -14,9 +14,9 @@
 //!   is found by `contains`: a miss is a lost item;
 //! * `len()` is at least the number of keys held throughout, and at most the
 //!   keys that may have been in the filter at some moment of the snapshot
-//!   (all held at its start, plus every insert started during it) plus one
-//!   per writer, for a copy whose relocation was under way when its buckets
-//!   were read;
+//!   (the most the writers hold at once, plus every insert started during
+//!   it) plus one per writer, for a copy whose relocation was under way when
+//!   its buckets were read;
 //! * `len()` equals the fingerprints the restored table holds.
 //!
 //! **Deciding "held throughout".** A counter `seq` is odd while a snapshot
@@ -38,17 +38,16 @@
 //!
 //! **Extra copies.** The restored filter may hold one extra copy of an item
 //! whose relocation was under way as its buckets were read. They are
-//! estimated (plain filter only; for tables of more than 2^18 keys, on every
-//! fourth snapshot, as it costs more than the rest of the check): per bucket
-//! pair and
-//! fingerprint of the keys the records name right after the snapshot, the
-//! fingerprints the restored table holds there beyond the number of those
-//! keys. A free record is reused only after every other free one (a queue),
-//! so a key the snapshot may hold is almost always still named; one that is
-//! not, and that shares a pair and a fingerprint with a named key (about 1 in
-//! 10⁴ at 16 bits), counts as extra, and a named key whose remove finished
-//! before the snapshot hides one: an estimate, which `--bits 32` makes
-//! nearly free of collisions.
+//! estimated for the plain filter (past 2^18 keys on every fourth snapshot
+//! only, as the estimate costs more than the rest of the check): per bucket
+//! pair and fingerprint of the keys the records name right after the
+//! snapshot, the fingerprints the restored table holds there beyond the
+//! number of those keys. A free record is reused only after every other free
+//! one (a queue), so a key the snapshot may hold is almost always still
+//! named; one that is not, and that shares a pair and a fingerprint with a
+//! named key (about 1 in 10⁴ at 16 bits), counts as extra, and a named key
+//! whose remove finished before the snapshot hides one: an estimate, which
+//! `--bits 32` makes nearly free of collisions.
 //!
 //! **Writers' throughput.** The snapshot thread waits through the first fifth
 //! of the run (at most 2 s); the writers' rate then is reported beside their
