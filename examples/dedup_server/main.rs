@@ -2,12 +2,15 @@
 //! Clients send keys; the server answers whether each one is new.
 //!
 //! ```text
-//! cargo run --release --example dedup_server -- serve --addr 127.0.0.1:7878 --capacity 10000000 [--threads 256] [--seconds S]
+//! cargo run --release --example dedup_server -- serve --addr 127.0.0.1:7878 --capacity 10000000 [--threads 256] [--seconds S] [--snapshot FILE [--every SECS]]
 //! cargo run --release --example dedup_server -- load --addr 127.0.0.1:7878 --clients 4 --keys 200000 --seconds 5 --pipeline 64 [--strict]
 //! cargo run --release --example dedup_server -- selftest --seconds 3 [--strict]
 //! ```
 //!
-//! `serve` runs the server until it is killed (or for `--seconds`). `load`
+//! `serve` runs the server until it is killed (or for `--seconds`); with
+//! `--snapshot FILE` it starts from FILE if it exists, saves to it once
+//! before serving and then every `--every` seconds (default 60) while
+//! serving (see Persistence). `load`
 //! runs the load generator against a running server and prints a summary
 //! line. `selftest` does both in one process, over loopback, and exits
 //! non-zero if anything went wrong: CI runs it.
@@ -26,7 +29,8 @@
 //!   UTF-8; nothing added, the connection stays usable.
 //!
 //! The line `STATS` is a command, not a key. Its answer is
-//! `len=… capacity=… load_factor=… fpr_bound=… connections=…`.
+//! `len=… capacity=… load_factor=… fpr_bound=… connections=… saves_started=…
+//! saves_completed=…` (the saves are 0 without `--snapshot`).
 //!
 //! Clients may pipeline: send many lines before reading any answer. The
 //! server writes its answers into a buffer and flushes it only when no
@@ -72,6 +76,23 @@
 //! Idle connection threads notice the flag within 100 ms (their reads time
 //! out to look at it); busy ones notice it after their current batch.
 //!
+//! # Persistence
+//!
+//! With `--snapshot FILE`, a saver thread writes the filter to FILE every
+//! `--every` seconds while the connection threads go on inserting
+//! (`CuckooFilter::write_to`, which reads the live filter: every key whose
+//! insert returned before the save began is in the save). Each save goes to
+//! a temporary file in FILE's directory, through a `BufWriter`, is flushed
+//! and synced, renamed over FILE, and the directory is synced: FILE is always
+//! one whole save, whatever moment the process dies at. After each save the
+//! server prints `saved #N: …` on stdout. At start, an existing FILE is read
+//! (`CuckooFilter::read_from`) and served, with the capacity it was saved
+//! with; a FILE that is not a saved filter is an error (exit status 2), never
+//! silently replaced. `serve --seconds` saves once more after it stops
+//! serving. Keys answered `new` after the last completed save are lost by a
+//! crash: saving more often narrows that window, at the cost of a pass over
+//! the filter per save (about 2 MB per million keys of capacity).
+//!
 //! # What `load` and `selftest` check
 //!
 //! Each of `--clients` connections walks the same `--keys` keys, every client
@@ -90,12 +111,17 @@
 //! * **no failure**: every request gets `new` or `dup`, with no `full`, no
 //!   `err`, no I/O error and no timeout.
 //!
-//! `selftest` also checks three more things. First, the protocol's edge
+//! `selftest` also checks four more things. First, the protocol's edge
 //! cases on one pipelined connection: `\r\n`, empty and over-long keys (one
 //! of 200 KB), bytes that are not UTF-8, `STATS`, and a last line with no
 //! `\n`. Second, that every answer arrives in order and nothing extra comes
 //! back. Third, after shutdown, that `filter.len()` equals the number of
-//! `new` answers given (each `new` is exactly one insert).
+//! `new` answers given (each `new` is exactly one insert). Fourth,
+//! persistence (see `restart.rs`): a `serve --snapshot` child process saving
+//! every 0.05 s is killed with SIGKILL in the middle of a load and restarted
+//! from its file, and every key answered `new` before the last completed save
+//! began must then be answered `dup`; a file that is not a filter must be
+//! refused. This adds about a second.
 //!
 //! Every client socket operation times out after 10 s. Answers still
 //! missing 10 s after `--seconds` count as failures, and a watchdog ends
@@ -104,12 +130,15 @@
 //! wide: they tell a hung server, not a slow machine.
 
 mod load;
+mod persist;
+mod restart;
 mod server;
 
 use std::error::Error;
 use std::fmt::Display;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::str::FromStr;
 use std::sync::{mpsc, Arc};
@@ -119,15 +148,20 @@ use std::time::{Duration, SystemTime};
 use lockfree_cuckoo_filter::{BuildError, CuckooFilter};
 
 use load::Config;
+use persist::{Saver, Saves};
 use server::{Server, MAX_KEY};
 
 const USAGE: &str = "\
 usage: dedup_server serve    [--addr 127.0.0.1:7878] [--capacity 10000000] [--threads 256] [--seconds S]
+                             [--snapshot FILE [--every 60]]
        dedup_server load     [--addr 127.0.0.1:7878] [--clients 4] [--keys 200000] [--seconds 5]
                              [--pipeline 64] [--passes 1000] [--prefix P] [--strict]
        dedup_server selftest [--seconds 3] [--clients 4] [--keys 200000] [--pipeline 64]
                              [--passes 1000] [--capacity 10000000] [--threads 64] [--strict]
 ";
+
+/// Seconds between saves with `--snapshot` and no `--every`.
+const DEFAULT_EVERY: f64 = 60.0;
 
 /// How much longer than `--seconds` the self-test may take before the
 /// watchdog fails it.
@@ -163,21 +197,79 @@ fn main() -> ExitCode {
 }
 
 fn serve(args: &[String]) -> Outcome {
-    let flags = Flags::parse(args, &["addr", "capacity", "threads", "seconds"], &[])?;
+    let flags = Flags::parse(
+        args,
+        &[
+            "addr", "capacity", "threads", "seconds", "snapshot", "every",
+        ],
+        &[],
+    )?;
     let addr: String = flags.get("addr", "127.0.0.1:7878".into())?;
     let capacity = flags.get("capacity", 10_000_000)?;
     let threads = flags.get("threads", 256)?;
     let seconds = flags.seconds("seconds", None)?;
+    let snapshot = flags.value("snapshot").map(PathBuf::from);
+    let every = flags
+        .seconds("every", Some(DEFAULT_EVERY))?
+        .unwrap_or_default();
     if threads == 0 {
         return Err("--threads must be at least 1".into());
     }
-    let filter = Arc::new(build_filter(capacity)?);
-    let server = Server::start(addr.as_str(), Arc::clone(&filter), threads)?;
+    if snapshot.is_none() && flags.value("every").is_some() {
+        return Err("--every needs --snapshot FILE".into());
+    }
+    let loaded = match &snapshot {
+        Some(path) => persist::load(path)?,
+        None => None,
+    };
+    let filter = Arc::new(match loaded {
+        Some(filter) => {
+            println!(
+                "loaded {}: len={} ({}; --capacity is not used)",
+                snapshot
+                    .as_ref()
+                    .map_or(String::new(), |p| p.display().to_string()),
+                filter.len(),
+                describe(&filter)
+            );
+            filter
+        }
+        None => build_filter(capacity)?,
+    });
+    let saves = Arc::new(Saves::default());
+    if let Some(path) = &snapshot {
+        // A first save before serving: a FILE that cannot be written is an
+        // error now, not at the first save.
+        persist::save_counted(&filter, path, &saves)
+            .map_err(|e| format!("cannot save to {}: {e}", path.display()))?;
+    }
+    let server = Server::start(
+        addr.as_str(),
+        Arc::clone(&filter),
+        threads,
+        Arc::clone(&saves),
+    )?;
     println!(
         "serving on {}: {}, up to {threads} connections",
         server.addr(),
         describe(&filter)
     );
+    let saver = match &snapshot {
+        Some(path) => {
+            println!(
+                "saving to {} every {:.1} s",
+                path.display(),
+                every.as_secs_f64()
+            );
+            Some(Saver::start(
+                Arc::clone(&filter),
+                path.clone(),
+                every,
+                Arc::clone(&saves),
+            )?)
+        }
+        None => None,
+    };
     let Some(seconds) = seconds else {
         // Until the process is killed: the accept loop ends only on shutdown.
         server.wait().map_err(|_| "the accept thread panicked")?;
@@ -185,6 +277,11 @@ fn serve(args: &[String]) -> Outcome {
     };
     thread::sleep(seconds);
     server.shutdown()?;
+    if let (Some(saver), Some(path)) = (saver, &snapshot) {
+        // A last save once no connection inserts any more: it holds every key.
+        saver.stop();
+        persist::save_counted(&filter, path, &saves)?;
+    }
     println!(
         "stopped after {:.1} s: len={} load_factor={:.6}",
         seconds.as_secs_f64(),
@@ -271,7 +368,7 @@ fn selftest(args: &[String]) -> Outcome {
 
 fn run_selftest(config: &Config, capacity: usize, threads: usize, strict: bool) -> Outcome {
     let filter = Arc::new(build_filter(capacity)?);
-    let server = Server::start("127.0.0.1:0", Arc::clone(&filter), threads)?;
+    let server = Server::start("127.0.0.1:0", Arc::clone(&filter), threads, Arc::default())?;
     let addr = server.addr();
     println!(
         "selftest: server on {addr} ({}); {} clients, {} keys, pipeline {}, {:.1} s",
@@ -301,6 +398,8 @@ fn run_selftest(config: &Config, capacity: usize, threads: usize, strict: bool) 
             filter.len()
         ));
     }
+    // Persistence: a saving server killed and restarted, as a child process.
+    restart::check(&mut problems);
     for problem in report.problems.iter().chain(&problems) {
         println!("  problem: {problem}");
     }

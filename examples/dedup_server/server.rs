@@ -2,12 +2,14 @@
 
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use lockfree_cuckoo_filter::{CuckooFilter, InsertError};
+
+use crate::persist::Saves;
 
 /// The longest key accepted, in bytes, not counting a trailing `\r`.
 pub const MAX_KEY: usize = 1024;
@@ -53,6 +55,9 @@ struct Shared {
     /// Connection threads running now (STATS reports it; the cap checks it).
     live: AtomicUsize,
     max_connections: usize,
+    /// Saves begun and completed (`STATS` reports them; all 0 without
+    /// `--snapshot`).
+    saves: Arc<Saves>,
 }
 
 /// A running server: its address, and the handle that stops it.
@@ -65,11 +70,13 @@ pub struct Server {
 
 impl Server {
     /// Binds `addr` (port 0 picks a free port; see [`Server::addr`]) and
-    /// starts accepting connections on a thread of its own.
+    /// starts accepting connections on a thread of its own. `saves` is what
+    /// `STATS` reports of the saver's work.
     pub fn start(
         addr: impl ToSocketAddrs,
         filter: Arc<CuckooFilter>,
         max_connections: usize,
+        saves: Arc<Saves>,
     ) -> io::Result<Server> {
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
@@ -78,6 +85,7 @@ impl Server {
             shutdown: AtomicBool::new(false),
             live: AtomicUsize::new(0),
             max_connections,
+            saves,
         });
         let accept = thread::Builder::new().name("accept".into()).spawn({
             let shared = Arc::clone(&shared);
@@ -329,14 +337,23 @@ fn answer(request: Request, line: &[u8], shared: &Shared, out: &mut impl Write) 
 
 /// The answer to `STATS`. `fpr_bound` is the filter's false-positive rate
 /// bound at its current load: the most a never-seen key is answered `dup`.
+/// `saves_started` is read after every request before it on this connection
+/// was answered, so each key those requests added is in every save numbered
+/// above it (see `persist::Saves`).
 fn stats(shared: &Shared) -> String {
     let filter = &shared.filter;
+    // Pairs with the fence after the saver counts a save: if this reads a
+    // count from before that save, the inserts before it are in the save.
+    fence(Ordering::SeqCst);
     format!(
-        "len={} capacity={} load_factor={:.6} fpr_bound={:.3e} connections={}",
+        "len={} capacity={} load_factor={:.6} fpr_bound={:.3e} connections={} \
+         saves_started={} saves_completed={}",
         filter.len(),
         filter.capacity(),
         filter.load_factor(),
         filter.false_positive_rate(),
         shared.live.load(Ordering::Relaxed),
+        shared.saves.started.load(Ordering::SeqCst),
+        shared.saves.completed.load(Ordering::SeqCst),
     )
 }

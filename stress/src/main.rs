@@ -39,6 +39,7 @@ use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, InsertError};
 
 mod collision;
 mod growable;
+mod snapshot;
 
 const HELP: &str = "\
 stress: many threads run a seeded random mix of contains/insert/remove on one
@@ -83,6 +84,14 @@ OPTIONS:
                        end of each round that len() is the table's contents
                        and, without clears, exactly the held copies (see
                        stress/src/collision.rs)
+    --snapshot         threads - 1 writers churn inserts and removes at --load
+                       while one thread takes snapshots again and again
+                       (to_bytes, every fourth write_to), decodes each and
+                       checks that every key held throughout it is there and
+                       that its len() is between the keys held throughout and
+                       those present at some moment; with --growable, on a
+                       growable filter that grows during the run, inserts
+                       only (see stress/src/snapshot.rs)
     --keep-going       do not stop at the first violation
     --quiet            no progress line
     -h, --help         this text
@@ -123,6 +132,7 @@ struct Config {
     quiet: bool,
     growable: bool,
     collision: bool,
+    snapshot: bool,
 }
 
 impl Default for Config {
@@ -143,6 +153,7 @@ impl Default for Config {
             quiet: false,
             growable: false,
             collision: false,
+            snapshot: false,
         }
     }
 }
@@ -175,6 +186,9 @@ impl Config {
         if self.collision {
             s.push_str(" --collision");
         }
+        if self.snapshot {
+            s.push_str(" --snapshot");
+        }
         s
     }
 }
@@ -204,6 +218,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, 
             "--quiet" => cfg.quiet = true,
             "--growable" => cfg.growable = true,
             "--collision" => cfg.collision = true,
+            "--snapshot" => cfg.snapshot = true,
             "--threads" => cfg.threads = num(&flag, &value()?)?,
             "--seconds" => cfg.seconds = num(&flag, &value()?)?,
             "--ops" => cfg.ops = Some(num(&flag, &value()?)?),
@@ -648,6 +663,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if cfg.snapshot {
+        return if snapshot::run(&cfg) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
+    }
     if cfg.collision {
         return if collision::run(&cfg) {
             ExitCode::SUCCESS
@@ -1057,6 +1079,7 @@ mod tests {
         assert!(parse_args(args("--mix 50/50/1")).is_err());
         assert!(parse_args(args("--threads")).is_err());
         assert!(parse_args(args("--bogus 1")).is_err());
+        assert!(parse_args(args("--snapshot")).unwrap().unwrap().snapshot);
         assert_eq!(
             parse_args(args("--bits=8")).unwrap().unwrap().bits,
             FingerprintBits::Bits8
