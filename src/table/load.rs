@@ -94,6 +94,22 @@ impl<W: Width> Table<W> {
         Ok(Ok(Self::with_blocks(blocks, buckets)))
     }
 
+    /// A table of `buckets` buckets whose words are `words` (exactly
+    /// `words_for(buckets)` of them; extra ones are ignored, missing ones stay
+    /// empty) and whose count is `len`, or an error if allocation fails.
+    pub(crate) fn from_words(
+        buckets: u64,
+        words: impl IntoIterator<Item = u64>,
+        len: usize,
+    ) -> Result<Self, AllocError> {
+        let table = Self::new(buckets)?;
+        for (i, w) in words.into_iter().take(table.word_count()).enumerate() {
+            table.word(i).store(w, Ordering::Relaxed);
+        }
+        table.count.set(len);
+        Ok(table)
+    }
+
     /// Sets the item count of a table built by [`Self::from_pieces`].
     pub(crate) fn set_len(&self, len: usize) {
         self.count.set(len);

@@ -30,6 +30,7 @@ pub(crate) mod count;
 mod front;
 mod insert;
 mod load;
+mod walk;
 mod memory;
 mod path;
 mod relocation;
@@ -674,82 +675,6 @@ impl<W: Width> Table<W> {
             self.count.increment(src);
         }
         false
-    }
-
-    /// Number of words that hold buckets (the rest of the last line is padding).
-    pub(crate) fn word_count(&self) -> usize {
-        Self::words_for(self.buckets) as usize
-    }
-
-    /// The bucket words in order (tests compare readings with it). Exact
-    /// when quiescent.
-    #[cfg(test)]
-    pub(crate) fn words(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
-        (0..self.word_count()).map(|i| self.word(i).load(Ordering::Acquire))
-    }
-
-    /// A table of `buckets` buckets whose words are `words` (exactly
-    /// `words_for(buckets)` of them; extra ones are ignored, missing ones stay
-    /// empty) and whose count is `len`, or an error if allocation fails.
-    pub(crate) fn from_words(
-        buckets: u64,
-        words: impl IntoIterator<Item = u64>,
-        len: usize,
-    ) -> Result<Self, AllocError> {
-        let table = Self::new(buckets)?;
-        for (i, w) in words.into_iter().take(table.word_count()).enumerate() {
-            table.word(i).store(w, Ordering::Relaxed);
-        }
-        table.count.set(len);
-        Ok(table)
-    }
-
-    /// Calls `f(bucket, fingerprint)` for every occupied slot, as
-    /// [`Self::for_each_fingerprint`], and returns whether the reading may be
-    /// believed: that no fingerprint moved and none was taken while it read.
-    /// Then every fingerprint the table held throughout was passed to `f` at
-    /// one of the two buckets of its pair (a growable filter's summary keeps
-    /// keys that name the pair, not the bucket, so either will do).
-    ///
-    /// A reading of one bucket after another can miss a fingerprint that moves
-    /// from a bucket not yet read to one already read. Moves are announced on
-    /// their pair's stripe between their copy and their clear (see
-    /// [`relocation`]), so, as for a lookup, the counters of every stripe read
-    /// before the buckets and again after tell whether one happened: the
-    /// reading that sees a cleared word (Acquire) sees the bump that preceded
-    /// the clear.
-    ///
-    /// Each word is read by a read-modify-write that leaves it as it is
-    /// (`fetch_or(0)`, AcqRel) rather than by a load: that places the reading
-    /// in the word's modification order, so a put into the word is either
-    /// before it (and read) or after it, and then the put, an AcqRel CAS,
-    /// synchronizes with it, and the putting thread sees whatever the reader
-    /// published before reading (the growable filter's pending summary, which
-    /// tells it to record its own item). Value-compared CASes of other
-    /// threads are unaffected by a write of the same value.
-    pub(crate) fn read_fingerprints(&self, f: impl FnMut(u64, u32)) -> bool {
-        let before = self.relocations.counts();
-        self.visit_fingerprints(|cell| cell.fetch_or(0, Ordering::AcqRel), f);
-        self.relocations.counts_are(&before)
-    }
-
-    /// Calls `f(bucket, fingerprint)` for every occupied slot. Exact only when
-    /// no operation is in flight.
-    pub(crate) fn for_each_fingerprint(&self, f: impl FnMut(u64, u32)) {
-        self.visit_fingerprints(|cell| cell.load(Ordering::Acquire), f);
-    }
-
-    /// Calls `f(bucket, fingerprint)` for every occupied slot, bucket by
-    /// bucket, each word read by `read`.
-    fn visit_fingerprints(&self, read: impl Fn(&AtomicU64) -> u64, mut f: impl FnMut(u64, u32)) {
-        for bucket in 0..self.buckets {
-            let words = self.read_bucket(bucket, &read);
-            for fp in self.bucket_fingerprints(&words, bucket) {
-                if fp != 0 {
-                    f(bucket, fp);
-                }
-            }
-        }
     }
 }
 
