@@ -40,12 +40,14 @@ impl<S: HasherIdentity> GrowableCuckooFilter<S> {
     /// [`CuckooFilter::to_bytes`]'s format behind its length, closed by a
     /// CRC-32C (see `docs/FORMAT.md`).
     ///
-    /// On a live filter, as [`CuckooFilter::to_bytes`]: exact when no
-    /// operation is in flight, otherwise a valid blend of the states the
-    /// filter went through while its words were read one by one. The chain
-    /// written is the one current when the copy began; a table added by a
-    /// growth during the copy, and the items inserted into it, are not in the
-    /// bytes. The seed is recorded in the clear.
+    /// On a live filter, a snapshot as [`CuckooFilter::to_bytes`] takes one,
+    /// table by table: every item present for the whole of it is kept (as
+    /// far as this filter's removes keep items at all: see
+    /// [`remove_hash`](Self::remove_hash) on a remove that takes another
+    /// item's copy in a newer table). The chain written is the one current
+    /// when the snapshot began; a table added by a growth meanwhile holds
+    /// only items inserted meanwhile, and is not in the bytes. The seed is
+    /// recorded in the clear.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
