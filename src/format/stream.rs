@@ -12,7 +12,7 @@ use crate::hasher::DefaultHashBuilder;
 use crate::CuckooFilter;
 
 /// Why [`read_from`](CuckooFilter::read_from) (or
-/// [`GrowableCuckooFilter::read_from`]) gave no filter: the reader failed, or
+/// [`GrowableCuckooFilter::read_from`](crate::GrowableCuckooFilter::read_from)) gave no filter: the reader failed, or
 /// what it gave is not a filter.
 ///
 /// ```

@@ -230,8 +230,10 @@ fn write_table_of<W: Width, X: Write + Seek>(
     let mut body_crc = 0;
     let mut bytes = Vec::new();
     let items = t.read_snapshot(|words| {
-        bytes.clear();
-        bytes.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+        bytes.resize(8 * words.len(), 0);
+        for (b, w) in bytes.chunks_exact_mut(8).zip(words) {
+            b.copy_from_slice(&w.to_le_bytes());
+        }
         body_crc = crc32c::crc32c_append(body_crc, &bytes);
         out.write_all(&bytes)
     })?;

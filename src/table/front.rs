@@ -6,10 +6,11 @@
 //! into one it has read would hide the item from it (read in neither bucket),
 //! and one the other way would show it twice. So every snapshot publishes the
 //! chunk it is reading, its *front*, and a mover, between its copy and its
-//! clear, checks the fronts: a move with one bucket behind a front and the
-//! other ahead of it, or either in the chunk being read, is undone (the copy
-//! taken back) instead of completed, and the insert searches for another path.
-//! A move with both buckets behind every front, or both ahead, completes.
+//! clear, checks the fronts: a move from a bucket ahead of a front (or in
+//! the chunk being read) to one behind it (or in that chunk) is undone (the
+//! copy taken back) instead of completed, and the insert searches for another
+//! path. Every other move completes: both buckets behind every front, both
+//! ahead, or from behind to ahead ([`may_complete`]).
 //!
 //! **The ordering.** A snapshot stores its new front, then bumps every stripe's
 //! relocation counter (AcqRel), then reads the chunk. A mover copies, bumps its
@@ -22,13 +23,17 @@
 //!   that front or a later one, and every chunk the snapshot read before
 //!   storing that front was read before the mover's clear.
 //!
-//! A mover that sees both buckets ahead of a front completes: the snapshot
-//! reads both after the copy, so it sees the item in one of them at least. A
-//! mover that sees both behind completes: the snapshot read both before the
-//! clear, and since no earlier move carried the item across the front, it saw
-//! the item then. An undone move leaves the item where it was. Either way the
-//! snapshot never misses an item that stays in the table (the loom models in
-//! `loom-tests/tests/snapshot.rs` fail with the check taken out).
+//! The invariant: an item that stays in the table is, at every moment, either
+//! already held by the snapshot (seen in a bucket it read) or in a bucket it
+//! has yet to read. A mover that sees its destination ahead of a front
+//! completes: the snapshot reads the destination after the copy. One that
+//! sees its source behind completes: the snapshot read the source before the
+//! clear, and by the invariant the item was held already. An undone move
+//! leaves the item where it was. So the snapshot never misses an item that
+//! stays in the table (the loom models in `loom-tests/tests/snapshot.rs`
+//! fail with the check taken out). A forward move across the front (source
+//! behind, destination ahead) shows the item twice; the path search avoids
+//! it where it can.
 //!
 //! The registry holds any number of snapshots at once: [`SLOTS`] fronts here,
 //! and more in blocks chained on demand, kept until the table is dropped.
@@ -238,19 +243,40 @@ impl View {
         self.len == 0
     }
 
-    /// Whether a move between buckets in chunks `a` and `b` keeps its side
-    /// of every front in the view.
+    /// Whether a move from a bucket in chunk `src` to one in chunk `dst` is
+    /// one the path search takes: with `forward`, one that may complete
+    /// ([`may_complete`]), else one that keeps its side of every front
+    /// ([`keeps_side`]).
     #[inline]
-    pub(crate) fn allows(&self, a: u64, b: u64) -> bool {
-        self.chunks[..self.len].iter().all(|&c| keeps_side(a, b, c))
+    pub(crate) fn allows(&self, src: u64, dst: u64, forward: bool) -> bool {
+        let chunks = self.chunks[..self.len].iter();
+        if forward {
+            chunks.clone().all(|&c| may_complete(src, dst, c))
+        } else {
+            chunks.clone().all(|&c| keeps_side(src, dst, c))
+        }
     }
 }
 
-/// Whether a move between buckets in chunks `a` and `b` may complete while a
-/// snapshot reads chunk `c`: both behind it or both ahead.
+/// Whether a move between buckets in chunks `a` and `b` keeps its side of a
+/// snapshot reading chunk `c`: both behind it or both ahead. Such a move
+/// changes nothing the snapshot sees but where it finds the item.
 #[inline]
 pub(crate) fn keeps_side(a: u64, b: u64, c: u64) -> bool {
     (a < c && b < c) || (a > c && b > c)
+}
+
+/// Whether a move from a bucket in chunk `src` to one in chunk `dst` may
+/// complete while a snapshot reads chunk `c`: its source is behind the front
+/// (read: the snapshot holds the item already, or holds it elsewhere), or its
+/// destination ahead of it (to be read, after the copy). A move from ahead
+/// to behind, or into or out of the chunk being read other than forward,
+/// could hide the item from the snapshot and is undone. A forward move across
+/// the front shows the item to the snapshot twice: the path search takes one
+/// only where no path keeps its side (see `path::insert_with`).
+#[inline]
+pub(crate) fn may_complete(src: u64, dst: u64, c: u64) -> bool {
+    src < c || dst > c
 }
 
 #[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
@@ -286,9 +312,15 @@ mod tests {
     }
 
     #[test]
-    fn a_move_keeps_its_side_only_clear_of_the_chunk_read() {
+    fn which_moves_complete_and_which_keep_their_side() {
         assert!(keeps_side(1, 2, 5) && keeps_side(7, 9, 5));
         assert!(!keeps_side(1, 7, 5) && !keeps_side(7, 1, 5));
         assert!(!keeps_side(5, 7, 5) && !keeps_side(1, 5, 5) && !keeps_side(5, 5, 5));
+        // Forward across the front, or out of the chunk read onward: done.
+        assert!(may_complete(1, 7, 5) && may_complete(5, 7, 5) && may_complete(1, 5, 5));
+        assert!(may_complete(1, 2, 5) && may_complete(7, 9, 5));
+        // Backward, or into the chunk read from ahead or from it: undone.
+        assert!(!may_complete(7, 1, 5) && !may_complete(7, 5, 5) && !may_complete(5, 5, 5));
+        assert!(!may_complete(5, 1, 5));
     }
 }

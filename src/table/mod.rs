@@ -30,11 +30,11 @@ pub(crate) mod count;
 mod front;
 mod insert;
 mod load;
-mod walk;
 mod memory;
 mod path;
 mod relocation;
 mod snapshot;
+mod walk;
 
 use std::marker::PhantomData;
 

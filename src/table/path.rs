@@ -11,6 +11,7 @@
 
 use std::cell::Cell;
 
+use super::front::View;
 use super::{Position, Reach, Table, SLOTS};
 use crate::fingerprint::Width;
 
@@ -141,10 +142,20 @@ pub(crate) fn insert_with<W: Width>(
 /// Breadth-first search from both buckets of `pos` for the nearest bucket with
 /// an empty slot. Reads only. Each path is simple (no bucket twice), so without
 /// interference it always applies.
+///
+/// While a snapshot runs, the search leaves out moves a mover would undo, and
+/// first also those that would show an item to the snapshot twice (forward
+/// across its front, see `front::may_complete`); only if that finds nothing
+/// does it search again with those.
 pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> {
     let mut nodes = NODES.try_with(Cell::take).unwrap_or_default();
+    let fronts = table.front_view();
     nodes.clear();
-    let path = search_in(table, pos, &mut nodes);
+    let mut path = search_in(table, pos, &fronts, false, &mut nodes);
+    if path.is_none() && !fronts.is_empty() {
+        nodes.clear();
+        path = search_in(table, pos, &fronts, true, &mut nodes);
+    }
     // Dropped instead if the thread's cell is gone.
     let _ = NODES.try_with(|cell| cell.set(nodes));
     path
@@ -160,10 +171,16 @@ pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> 
 /// and memory traffic thrown away. The buckets are read in the same order as
 /// a search that expands each as it goes, so the path found is the same; each
 /// is read once, and expanded from the fingerprints that read saw.
-fn search_in<W: Width>(table: &Table<W>, pos: Position, nodes: &mut Vec<Node>) -> Option<Path> {
-    // Where the snapshots under way are: a move across one's front would be
-    // undone (see `Table::relocate`), so the search leaves such moves out.
-    let fronts = table.front_view();
+///
+/// Moves that `fronts` rules out are left out (with `forward`, only those a
+/// mover would undo; see [`search`]).
+fn search_in<W: Width>(
+    table: &Table<W>,
+    pos: Position,
+    fronts: &View,
+    forward: bool,
+    nodes: &mut Vec<Node>,
+) -> Option<Path> {
     for root in [pos.i1, pos.i2] {
         if nodes.first().map(|n| n.bucket) != Some(root) {
             nodes.push(Node {
@@ -198,7 +215,7 @@ fn search_in<W: Width>(table: &Table<W>, pos: Position, nodes: &mut Vec<Node>) -
                 let child = table.alternate(node.bucket, fp);
                 if child != node.bucket
                     && !on_path(nodes, head, child)
-                    && table.view_allows(&fronts, node.bucket, child)
+                    && table.view_allows(fronts, node.bucket, child, forward)
                 {
                     // Read when its level comes up; start the miss now, so a
                     // level of the search costs about one memory latency, not

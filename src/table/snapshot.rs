@@ -8,21 +8,24 @@
 //! reads, and movers undo any move that would cross it. Removes take from the
 //! lower bucket of a pair first ([`Table::remove_copy`]), so that a remove of
 //! an item put behind the front never takes the copy of a colliding item ahead
-//! of it. What the reading then holds, for every bucket pair and fingerprint:
-//! at least one copy per item that was in the table for the whole reading, and
-//! no more copies than the pair held at some moment during it, but one per
-//! relocation that was under way at the instant the front passed its buckets
-//! (copied, not yet cleared or taken back: an extra copy the table itself held
-//! then).
+//! of it. What the reading then holds: for every bucket pair and fingerprint,
+//! at least one copy per item that was in the table for the whole reading.
+//! It may hold more than the table held at any one moment: an item removed
+//! and inserted again while it ran may be read twice, and so may one whose
+//! move went forward across the front (from a bucket read to one not yet
+//! read: an insert's path takes such a move only where no other path exists)
+//! or was under way at the instant the front passed its buckets (copied, not
+//! yet cleared). Never fewer: the snapshot loses nothing that stayed.
 //!
 //! **What it costs a writer.** Nothing while no snapshot runs: a mover loads
-//! one counter that nobody writes. During one, a move across the front is
-//! undone and the insert that made it searches for another path; the path
-//! search leaves such moves out to begin with, so an undo needs the front to
-//! reach a bucket of the move while the move is under way. Near full, an
-//! insert's search has fewer moves to choose from while a snapshot runs.
-//! No writer waits for a snapshot, and a snapshot waits for no one: it reads
-//! each word once.
+//! one counter that nobody writes, and a path search one more. During one, a
+//! move backward across the front is undone, and the insert that made it
+//! searches for another path; the search leaves such moves out to begin
+//! with, so an undo needs the front to reach a bucket of the move while the
+//! move is under way. Near full, an insert has fewer paths while a snapshot
+//! runs, and may report the table full where it would otherwise have found
+//! room. No writer waits for a snapshot, and a snapshot waits for no one: it
+//! reads each word once.
 //!
 //! **What it costs the reading.** Per chunk, one store and one bump of each
 //! relocation stripe (at most 256): for a table of 4096 chunks or more, about
@@ -30,13 +33,13 @@
 //!
 //! [`front`]: super::front
 
-use super::front::{keeps_side, View};
+use super::front::{may_complete, View};
 use super::Table;
 use crate::fingerprint::Width;
 use crate::sync::Ordering;
 
-/// Chunks a reading aims for: enough that the chunk being read (where every
-/// move is undone) is a small part of the table, few enough that bumping
+/// Chunks a reading aims for: enough that the chunk being read (where moves
+/// are undone) is a small part of the table, few enough that bumping
 /// every stripe per chunk costs little beside reading the words.
 const TARGET_CHUNKS: u64 = 4096;
 
@@ -85,23 +88,22 @@ impl<W: Width> Table<W> {
         self.fronts.view()
     }
 
-    /// Whether a move between buckets `a` and `b` keeps its side of every
-    /// front in `view` ([`Self::front_view`]).
+    /// Whether the path search takes a move from bucket `src` to bucket
+    /// `dst` with the fronts `view` ([`Self::front_view`]); with `forward`,
+    /// also moves forward across a front (see [`front::View::allows`]).
     #[inline]
-    pub(crate) fn view_allows(&self, view: &View, a: u64, b: u64) -> bool {
-        view.is_empty() || view.allows(self.chunk_of(a), self.chunk_of(b))
+    pub(crate) fn view_allows(&self, view: &View, src: u64, dst: u64, forward: bool) -> bool {
+        view.is_empty() || view.allows(self.chunk_of(src), self.chunk_of(dst), forward)
     }
 
-    /// Whether a move between buckets `a` and `b` may complete: for every
-    /// snapshot under way, both buckets lie behind its front or both ahead.
-    /// Called by a mover after its publish (which orders it, see
-    /// `super::front`), and by the path search, which leaves out moves a mover
-    /// would undo.
+    /// Whether a move from bucket `src` to bucket `dst` may complete: for
+    /// every snapshot under way, [`may_complete`]. Called by a mover after
+    /// its publish, which orders it (see [`front`]).
     #[inline]
-    pub(crate) fn move_may_complete(&self, a: u64, b: u64) -> bool {
+    pub(crate) fn move_may_complete(&self, src: u64, dst: u64) -> bool {
         !self
             .fronts
-            .any(|c| !keeps_side(self.chunk_of(a), self.chunk_of(b), c))
+            .any(|c| !may_complete(self.chunk_of(src), self.chunk_of(dst), c))
     }
 
     /// Reads the table's words in order for a snapshot, handing them to
