@@ -13,18 +13,18 @@
 //! compare-and-swap. [`GrowableCuckooFilter`] is the same without a fixed
 //! capacity.
 //!
-//! **Pick it over a Bloom filter** when you need to remove items, which a
-//! Bloom filter cannot. For memory alone, compare: a Bloom filter needs about
-//! `1.44 · log2(1/ε)` bits per item for a rate ε, a cuckoo filter the cost of
-//! the cheapest width that meets ε ([table](#fingerprint-widths)). The cuckoo
-//! filter needs less only where a width just meets the rate: from about
-//! 0.006 % to 0.025 % (17 bits per item, where Bloom needs 17.2 to 20.2), from
-//! about 4·10⁻⁶ to 1.6·10⁻⁵ (23 bits), from about 2·10⁻⁹ to 7·10⁻⁸ (34 bits),
-//! and at about 1.5 % (8.7 bits). Everywhere else it needs more: at 2 %,
-//! 1 % and 0.2 %, and at 5·10⁻⁵, 10⁻⁶ or 10⁻⁷ (34 bits, where Bloom needs
-//! 28.7 at 10⁻⁶). A lookup reads two buckets, not *k* scattered bits. A
-//! fixed-size filter refuses inserts once full (at about 95 % load): size it,
-//! or let it grow.
+//! **Pick it over a Bloom filter** when you need to remove items: a Bloom
+//! filter cannot. On memory alone it wins only in narrow bands. A Bloom filter
+//! needs `1.44 · log2(1/ε)` bits per item for a rate ε, less the higher ε; a
+//! cuckoo filter pays for the cheapest [width](#fingerprint-widths) that
+//! meets ε, in steps. It needs less where a width just meets the rate: from
+//! about 0.006 % to 0.025 % (17.2 bits per item, against Bloom's 17.2 to
+//! 20.3), 4·10⁻⁶ to 1.6·10⁻⁵ (22.9 bits), 2·10⁻⁹ to 7·10⁻⁸ (34.2 bits), and
+//! around 1.5 % (8.7 bits, by a hair). Elsewhere it needs more: 11.5 bits
+//! against 9.6 at 1 %, 13.8 against 12.9 at 0.2 %, 22.9 against 20.6 at
+//! 5·10⁻⁵, 34.2 against 28.7 at 10⁻⁶ and 33.5 at 10⁻⁷. A lookup reads two
+//! buckets, not *k* scattered bits. A fixed-size filter refuses inserts once
+//! full (at about 95 % load): size it, or let it [grow](#growth).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -145,11 +145,13 @@
 //! A [`GrowableCuckooFilter`] never refuses an insert for lack of room: when
 //! its newest table is full it adds one four times as large, with
 //! fingerprints (8, 16 or 32 bits) long enough that the whole filter stays
-//! under the false-positive rate it was built for. What it costs: each table
-//! is two more bucket reads for a lookup until older tables are summarised,
-//! and a remove can, with a probability below that rate, take another item's
-//! copy in a newer table ([`remove`](GrowableCuckooFilter::remove)). Start it
-//! near the expected size when that is known.
+//! under the false-positive rate it was built for. What it costs: a lookup
+//! reads the two newest tables and a summary of the older ones, more than in
+//! a filter sized up front; and a remove can, with a probability below that
+//! rate, take another item's copy in a newer table and so hide that item
+//! ([`remove`](GrowableCuckooFilter::remove)). Its inserts fail only when it
+//! cannot grow (memory, 2^32 buckets) or for a ninth copy of one item
+//! ([`InsertError`]). Start it near the expected size when that is known.
 //!
 //! ```
 //! use lockfree_cuckoo_filter::GrowableCuckooFilter;
@@ -187,9 +189,9 @@
 //! | 21 | 22.9 | 3.6·10⁻⁶ | 26.0 |
 //! | 32 | 34.2 | 1.8·10⁻⁹ | 41.9 |
 //!
-//! A rate between two rows gets the lower row, at its cost, while Bloom's
-//! cost falls with the rate: so 10⁻⁶ costs 34.2 bits here and 28.7 in a
-//! Bloom filter. The semi-sorted layouts give the memory of 8 and 16 bits with
+//! A rate between two rows gets the row below, at its cost, while Bloom's
+//! cost follows the rate: so 10⁻⁶ costs 34.2 bits here and 28.7 in a Bloom
+//! filter. The semi-sorted layouts give the memory of 8 and 16 bits with
 //! about half their false positives, for slower lookups; `cargo run --release
 //! --example rates` measures each choice.
 //!
@@ -217,21 +219,19 @@
 //! # Saving and loading
 //!
 //! [`to_bytes`](CuckooFilter::to_bytes) and
-//! [`from_bytes`](CuckooFilter::from_bytes) save a filter as bytes and load
-//! it on any platform; [`write_to`](CuckooFilter::write_to) and
-//! [`read_from`](CuckooFilter::read_from) stream it, without a copy of the
-//! table in memory. The format is versioned and checksummed (CRC-32C),
-//! specified byte by byte in `docs/FORMAT.md` in the repository, and
-//! decoding any bytes gives a filter or a [`DecodeError`], never a panic;
-//! `read_from` fails with [`ReadError::Io`] when the reader fails and
-//! [`ReadError::Decode`] when the bytes are not a filter. The bytes record the
-//! hasher's seed in the clear. `write_to` needs `Write + Seek`: the header
-//! holds the item count, before the table, and a live table's count is known
-//! only once it has been read. With the `serde` feature a filter serializes
-//! as its byte string. The growable filter has the same methods.
-//!
-//! [`merge`](CuckooFilter::merge) adds one filter's items to another built
-//! with the same seed, width and size, say one loaded from another machine.
+//! [`from_bytes`](CuckooFilter::from_bytes) save a filter and load it on any
+//! platform; [`write_to`](CuckooFilter::write_to) and
+//! [`read_from`](CuckooFilter::read_from) stream it without a copy of the
+//! table, and `read_from` says whether the reader failed ([`ReadError::Io`])
+//! or the bytes are not a filter ([`ReadError::Decode`]). The format is
+//! versioned and checksummed (CRC-32C), specified in `docs/FORMAT.md` in the
+//! repository; any bytes decode to a filter or a [`DecodeError`], never a
+//! panic. The bytes hold the seed in the clear. `write_to` needs
+//! `Write + Seek`: the header holds the item count, before the table, and a
+//! live table's count is known only at the end. The growable filter has the
+//! same methods; with the `serde` feature both serialize as their bytes.
+//! [`merge`](CuckooFilter::merge) adds one filter's items to another with the
+//! same seed, width and size, say one loaded from another machine.
 //!
 //! ```
 //! use std::fs::{self, File};
