@@ -80,8 +80,8 @@
 //! and racing calls for one key rarely both do (its docs say when).
 //! [`contains_batch`](CuckooFilter::contains_batch) answers many lookups at
 //! once, faster on large tables. [`clear`](CuckooFilter::clear) empties the
-//! filter while others keep using it; its docs show a time window of two
-//! filters rotated by `clear`.
+//! filter while others keep using it; its docs say what they see, and show a
+//! time window of two filters rotated by `clear`.
 //!
 //! **Seeds and untrusted input.** Each filter hashes with its own random seed
 //! unless you give one ([`Builder::seed`]). Keep it random, and secret, when
@@ -119,11 +119,12 @@
 //!
 //! With the `rayon` feature (on by default),
 //! [`par_insert_all`](CuckooFilter::par_insert_all) inserts many items on
-//! rayon's threads, in table order, so that the table is swept front to back
-//! instead of missed in the cache once per item. If the filter fills up,
-//! what fit stays and [`BulkInsertError`] gives back the rest. `&CuckooFilter`
-//! also implements rayon's `ParallelExtend`, which panics instead when the
-//! filter is full. A [`GrowableCuckooFilter`] has a `par_insert_all` too.
+//! rayon's threads; into a table larger than the caches it inserts them in
+//! table order, sweeping the table front to back instead of missing the cache
+//! once per item. If the filter fills up, what fit stays and
+//! [`BulkInsertError`] gives back the rest. `&CuckooFilter` also implements
+//! rayon's `ParallelExtend`, which panics instead when the filter is full. A
+//! [`GrowableCuckooFilter`] has a `par_insert_all` too.
 //!
 //! ```
 //! # #[cfg(feature = "rayon")] {
