@@ -14,10 +14,10 @@
 //! capacity.
 //!
 //! **Pick it over a Bloom filter** when you need to remove items: a Bloom
-//! filter cannot. On memory alone it wins only in narrow bands. A Bloom filter
-//! needs `1.44 · log2(1/ε)` bits per item for a rate ε, less the higher ε; a
-//! cuckoo filter pays for the cheapest [width](#fingerprint-widths) that
-//! meets ε, in steps. It needs less where a width just meets the rate: from
+//! filter cannot. On memory alone it wins only in narrow bands. An ideal
+//! Bloom filter needs `1.44 · log2(1/ε)` bits per item for a rate ε, less the
+//! higher ε; a cuckoo filter pays for the cheapest
+//! [width](#fingerprint-widths) that meets ε, in steps. It needs less where a width just meets the rate: from
 //! about 0.006 % to 0.025 % (17.2 bits per item, against Bloom's 17.2 to
 //! 20.3), 4·10⁻⁶ to 1.6·10⁻⁵ (22.9 bits), 2·10⁻⁹ to 7·10⁻⁸ (34.2 bits), and
 //! around 1.5 % (8.7 bits, by a hair). Elsewhere it needs more: 11.5 bits
@@ -72,8 +72,8 @@
 //!
 //! # Sharing it in a server
 //!
-//! Put one filter in an [`Arc`](std::sync::Arc) and call it from every
-//! thread. To deduplicate, use
+//! Put one filter in an [`Arc`](std::sync::Arc) (or lend `&CuckooFilter` to
+//! scoped threads) and call it from every thread. To deduplicate, use
 //! [`insert_if_absent`](CuckooFilter::insert_if_absent), not `contains` then
 //! `insert`: two threads given the same key can both find it absent between
 //! the two calls. `insert_if_absent` answers `Ok(true)` when it added the key,
@@ -93,10 +93,9 @@
 //!
 //! ```
 //! use std::sync::atomic::{AtomicUsize, Ordering};
-//! use std::sync::Arc;
 //! use lockfree_cuckoo_filter::CuckooFilter;
 //!
-//! let seen = Arc::new(CuckooFilter::with_capacity(10_000)); // random seed
+//! let seen = CuckooFilter::with_capacity(10_000); // random seed
 //! let firsts = AtomicUsize::new(0);
 //! std::thread::scope(|s| {
 //!     for _ in 0..4 {
