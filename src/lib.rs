@@ -4,14 +4,27 @@
 //! [`contains`](CuckooFilter::contains) and [`remove`](CuckooFilter::remove),
 //! storing a short fingerprint of each item in a cuckoo hash table (Fan,
 //! Andersen, Kaminsky and Mitzenmacher, CoNEXT 2014). It answers "maybe present"
-//! for every item inserted, and for others with a small false-positive rate;
-//! at rates of about 0.01 % and below it needs less memory than a Bloom filter
-//! (at 0.2 % and above, more), and unlike a Bloom filter it can delete.
+//! for every item it holds, and for others with a small false-positive rate
+//! set by the [fingerprint width](#fingerprint-widths).
 //!
 //! [`CuckooFilter`] is built to be shared: every method takes `&self`, the
 //! filter is `Send + Sync`, and no operation takes a lock or waits for another
 //! thread. Buckets are packed into `AtomicU64` words and changed only by
-//! compare-and-swap.
+//! compare-and-swap. [`GrowableCuckooFilter`] is the same without a fixed
+//! capacity.
+//!
+//! **Pick it over a Bloom filter** when you need to remove items: a Bloom
+//! filter cannot. On memory alone it wins only in narrow bands. An ideal
+//! Bloom filter needs `1.44 · log2(1/ε)` bits per item for a rate ε, less the
+//! higher ε; a cuckoo filter pays for the cheapest
+//! [width](#fingerprint-widths) that meets ε, in steps. It needs less where a width just meets the rate: from
+//! about 0.006 % to 0.025 % (17.2 bits per item, against Bloom's 17.2 to
+//! 20.3), 4·10⁻⁶ to 1.6·10⁻⁵ (22.9 bits), 2·10⁻⁹ to 7·10⁻⁸ (34.2 bits), and
+//! around 1.5 % (8.7 bits, by a hair). Elsewhere it needs more: 11.5 bits
+//! against 9.6 at 1 %, 13.8 against 12.9 at 0.2 %, 22.9 against 20.6 at
+//! 5·10⁻⁵, 34.2 against 28.7 at 10⁻⁶ and 33.5 at 10⁻⁷. A lookup reads two
+//! buckets, not *k* scattered bits. A fixed-size filter refuses inserts once
+//! full (at about 95 % load): size it, or let it [grow](#growth).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -20,16 +33,20 @@
 //! let filter = Arc::new(CuckooFilter::with_capacity(1_000_000));
 //! filter.insert("apple")?;
 //! assert!(filter.contains("apple"));
-//! assert!(!filter.contains("pear"));
 //! assert!(filter.remove("apple"));
+//! assert!(!filter.contains("apple"));
 //! # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
 //! ```
 //!
 //! # Guarantees
 //!
-//! 1. **No false negatives.** An item whose `insert` returned `Ok` and that was
-//!    not removed is reported present by every `contains` that starts after the
-//!    insert returned, whatever other threads are doing.
+//! 1. **No false negatives, live or saved.** An item whose `insert` returned
+//!    `Ok` and that was not removed is reported present by every `contains`
+//!    that starts after the insert returned, whatever other threads are doing;
+//!    and it is in every snapshot ([`to_bytes`](CuckooFilter::to_bytes),
+//!    [`write_to`](CuckooFilter::write_to)) that begins after the insert
+//!    returned and ends before a remove (or `clear`) of it begins: the filter
+//!    decoded from the bytes reports it present.
 //! 2. **A failed insert changes nothing.** [`InsertError::Full`] leaves the
 //!    table as it was: no item is evicted, and there is no victim slot.
 //! 3. **Lock-free.** No mutex, no spin-wait on another thread.
@@ -41,43 +58,245 @@
 //!    `1 - (1 - 2^-f)^(8·α)` for `f`-bit fingerprints at load factor `α`
 //!    ([`FingerprintBits::false_positive_rate`]).
 //!
-//! Measured here (the doc test runs with `cargo test`):
-//!
-//! ```
-//! use lockfree_cuckoo_filter::{CuckooFilter, DEFAULT_SEED};
-//!
-//! let n = 1_000_000u64;
-//! // A fixed seed, so that the measured rate below is the same every run.
-//! let filter = CuckooFilter::builder()
-//!     .capacity(n as usize)
-//!     .seed(DEFAULT_SEED)
-//!     .build()?;
-//! for i in 0..n {
-//!     filter.insert(&i)?;
-//! }
-//! let bits_per_item = 8.0 * filter.memory_usage() as f64 / n as f64;
-//! let false_positives = (n..n + 1_000_000).filter(|i| filter.contains(i)).count();
-//! let rate = false_positives as f64 / 1e6;
-//! // 16-bit fingerprints at 94 % load: 17 bits per item, about 0.012 %.
-//! assert!(bits_per_item < 17.5, "{bits_per_item}");
-//! assert!(rate < 1.3 * filter.false_positive_rate(), "{rate}");
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! Writers never wait for a snapshot, so a snapshot of a live filter is not
+//! an instant's image: an item inserted or removed meanwhile may be in it or
+//! not, and an item whose relocation was under way at the instant the
+//! snapshot passed its buckets may be in it twice (the restored
+//! [`len`](CuckooFilter::len) then counts it twice). With no operation in
+//! flight it is exact.
 //!
 //! How the protocol keeps each guarantee (table layout, the insert path,
 //! validated lookups and removes, memory orderings) is in [`implementation`].
 //! It is model-checked with loom on tables of two to six buckets
 //! (`loom-tests/`), and stress-tested with many threads (`stress/`).
 //!
+//! # Sharing it in a server
+//!
+//! Put one filter in an [`Arc`](std::sync::Arc) (or lend `&CuckooFilter` to
+//! scoped threads) and call it from every thread. To deduplicate, use
+//! [`insert_if_absent`](CuckooFilter::insert_if_absent), not `contains` then
+//! `insert`: two threads given the same key can both find it absent between
+//! the two calls. `insert_if_absent` answers `Ok(true)` when it added the key,
+//! and racing calls for one key rarely both do (its docs say when).
+//! [`contains_batch`](CuckooFilter::contains_batch) answers many lookups at
+//! once, faster on large tables. [`clear`](CuckooFilter::clear) empties the
+//! filter while others keep using it; its docs say what they see, and show a
+//! time window of two filters rotated by `clear`.
+//!
+//! **Seeds and untrusted input.** Each filter hashes with its own random seed
+//! unless you give one ([`Builder::seed`]). Keep it random, and secret, when
+//! the keys come from others: whoever knows the seed can aim nine keys at one
+//! bucket pair, so that inserts fail long before the filter is full, or find
+//! keys that `contains` falsely reports present (see [`DefaultHashBuilder`]).
+//! The saved bytes hold the seed in the clear. Give a seed only to filters you
+//! will merge or compare, or for reproducible tests ([`DEFAULT_SEED`]).
+//!
+//! ```
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! use lockfree_cuckoo_filter::CuckooFilter;
+//!
+//! let seen = CuckooFilter::with_capacity(10_000); // random seed
+//! let firsts = AtomicUsize::new(0);
+//! std::thread::scope(|s| {
+//!     for _ in 0..4 {
+//!         s.spawn(|| {
+//!             for id in 0..1000u32 {
+//!                 if seen.insert_if_absent(&id).unwrap() {
+//!                     firsts.fetch_add(1, Ordering::Relaxed); // a new request
+//!                 }
+//!             }
+//!         });
+//!     }
+//! });
+//! assert!((0..1000u32).all(|id| seen.contains(&id)));
+//! assert_eq!(seen.len(), firsts.load(Ordering::Relaxed)); // one copy per `Ok(true)`
+//! seen.clear();
+//! assert!(seen.is_empty());
+//! ```
+//!
+//! # Bulk loading
+//!
+//! With the `rayon` feature (on by default),
+//! [`par_insert_all`](CuckooFilter::par_insert_all) inserts many items on
+//! rayon's threads; into a table larger than the caches it inserts them in
+//! table order, sweeping the table front to back instead of missing the cache
+//! once per item. If the filter fills up, what fit stays and
+//! [`BulkInsertError`] gives back the rest. `&CuckooFilter` also implements
+//! rayon's `ParallelExtend`, which panics instead when the filter is full. A
+//! [`GrowableCuckooFilter`] has a `par_insert_all` too.
+//!
+//! ```
+//! # #[cfg(feature = "rayon")] {
+//! use lockfree_cuckoo_filter::CuckooFilter;
+//!
+//! let filter = CuckooFilter::with_capacity(10_000);
+//! assert_eq!(filter.par_insert_all(0..10_000u64), Ok(10_000));
+//!
+//! let small = CuckooFilter::with_capacity(100);
+//! let err = small.par_insert_all(0..1000u64).unwrap_err();
+//! assert_eq!(err.inserted(), small.len());
+//! let rest: Vec<u64> = err.into_failed(); // insert these elsewhere
+//! assert_eq!(rest.len(), 1000 - small.len());
+//! # }
+//! ```
+//!
+//! # Growth
+//!
+//! A [`GrowableCuckooFilter`] never refuses an insert for lack of room: when
+//! its newest table is full it adds one four times as large, with
+//! fingerprints (8, 16 or 32 bits) long enough that the whole filter stays
+//! under the false-positive rate it was built for. What it costs: a lookup
+//! reads the two newest tables and a summary of the older ones, more than in
+//! a filter sized up front; and a remove can, with a probability below that
+//! rate, take another item's copy in a newer table and so hide that item
+//! ([`remove`](GrowableCuckooFilter::remove)). Its inserts fail only when it
+//! cannot grow (memory, 2^32 buckets) or for a ninth copy of one item
+//! ([`InsertError`]). Start it near the expected size when that is known.
+//!
+//! ```
+//! use lockfree_cuckoo_filter::GrowableCuckooFilter;
+//!
+//! let filter = GrowableCuckooFilter::builder()
+//!     .initial_capacity(100)
+//!     .false_positive_rate(1e-4)
+//!     .build()?;
+//! for i in 0..10_000u32 {
+//!     filter.insert(&i)?;
+//! }
+//! assert!(filter.table_count() > 1);
+//! assert!(filter.false_positive_rate() <= filter.max_false_positive_rate());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Fingerprint widths
+//!
+//! Longer fingerprints cost memory and buy fewer false positives. The default
+//! is 16 bits; [`Builder::false_positive_rate`] picks the cheapest width whose
+//! bound at 95 % load meets the rate, [`Builder::fingerprint_bits`] forces
+//! one ([`FingerprintBits`] lists them). Bits per item are
+//! [`memory_usage`](CuckooFilter::memory_usage) over the capacity, for a
+//! filter of two million items (side structures add a few KiB, which weigh
+//! on small filters); the Bloom column is `1.44 · log2(1/ε)` at the same rate.
+//!
+//! | width | bits per item | false positives at 95 % load | Bloom, bits per item |
+//! |---|--:|--:|--:|
+//! | 8 | 8.7 | 2.9 % | 7.3 |
+//! | 9, semi-sorted | 8.7 | 1.5 % | 8.8 |
+//! | 10 | 11.5 | 0.74 % | 10.2 |
+//! | 12 | 13.8 | 0.19 % | 13.1 |
+//! | 16 (default) | 17.2 | 0.012 % | 18.8 |
+//! | 17, semi-sorted | 17.2 | 0.0058 % | 20.3 |
+//! | 21 | 22.9 | 3.6·10⁻⁶ | 26.0 |
+//! | 32 | 34.2 | 1.8·10⁻⁹ | 41.9 |
+//!
+//! A rate between two rows gets the row below, at its cost, while Bloom's
+//! cost follows the rate: so 10⁻⁶ costs 34.2 bits here and 28.7 in a Bloom
+//! filter. The semi-sorted layouts give the memory of 8 and 16 bits with
+//! about half their false positives, for slower lookups; `cargo run --release
+//! --example rates` measures each choice.
+//!
+//! ```
+//! use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, DEFAULT_SEED};
+//!
+//! let n = 10_000u32;
+//! let filter = CuckooFilter::builder()
+//!     .capacity(n as usize)
+//!     .false_positive_rate(0.002)
+//!     .seed(DEFAULT_SEED) // the same measurement every run
+//!     .build()?;
+//! assert_eq!(filter.fingerprint_bits(), FingerprintBits::Bits12);
+//! for i in 0..n {
+//!     filter.insert(&i)?;
+//! }
+//! // The table alone (`memory_usage` adds the side structures).
+//! let table_bits = filter.slots() as f64 * filter.fingerprint_bits().bits_per_slot();
+//! let bits_per_item = table_bits / f64::from(n);
+//! let rate = (n..11 * n).filter(|i| filter.contains(i)).count() as f64 / f64::from(10 * n);
+//! assert!(bits_per_item < 14.0 && rate < 0.002, "{bits_per_item} {rate}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Saving and loading
+//!
+//! [`to_bytes`](CuckooFilter::to_bytes) and
+//! [`from_bytes`](CuckooFilter::from_bytes) save a filter and load it on any
+//! platform; [`write_to`](CuckooFilter::write_to) and
+//! [`read_from`](CuckooFilter::read_from) stream it without a copy of the
+//! table, and `read_from` says whether the reader failed ([`ReadError::Io`])
+//! or the bytes are not a filter ([`ReadError::Decode`]). The format is
+//! versioned and checksummed (CRC-32C), specified in `docs/FORMAT.md` in the
+//! repository; any bytes decode to a filter or a [`DecodeError`], never a
+//! panic. The bytes hold the seed in the clear. `write_to` needs
+//! `Write + Seek`: the header holds the item count, before the table, and a
+//! live table's count is known only at the end. The growable filter has the
+//! same methods; with the `serde` feature both serialize as their bytes.
+//! [`merge`](CuckooFilter::merge) adds one filter's items to another with the
+//! same seed, width and size, say one loaded from another machine.
+//!
+//! ```
+//! use std::fs::{self, File};
+//! use std::io::{BufReader, BufWriter};
+//! use lockfree_cuckoo_filter::{CuckooFilter, ReadError};
+//!
+//! let filter = CuckooFilter::builder().capacity(1000).seed(7).build()?;
+//! filter.insert("apple")?;
+//!
+//! // Write a temporary file and rename it: a failed write leaves the old file.
+//! let path = std::env::temp_dir().join(format!("filter-{}.bin", std::process::id()));
+//! let tmp = path.with_extension("tmp");
+//! let mut out = BufWriter::new(File::create(&tmp)?);
+//! filter.write_to(&mut out)?;
+//! out.into_inner()?.sync_all()?;
+//! fs::rename(&tmp, &path)?;
+//! let loaded = CuckooFilter::read_from(BufReader::new(File::open(&path)?))?;
+//! assert!(loaded.contains("apple"));
+//! # fs::remove_file(&path)?;
+//!
+//! // In memory; damaged bytes are refused.
+//! let bytes = filter.to_bytes();
+//! let other = CuckooFilter::from_bytes(&bytes)?;
+//! assert!(matches!(
+//!     CuckooFilter::read_from(&bytes[..bytes.len() - 1]),
+//!     Err(ReadError::Decode(_))
+//! ));
+//!
+//! // Same seed, width and size: mergeable.
+//! other.insert("pear")?;
+//! filter.merge(&other)?;
+//! assert!(filter.contains("pear") && filter.len() == 3); // "apple" twice
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Limits
 //!
+//! * A [`CuckooFilter`] holds about its [`capacity`](CuckooFilter::capacity)
+//!   (sized for 94 % load; inserts reach 95 % and more), then answers
+//!   [`InsertError::Full`].
 //! * Removing an item that was never inserted may remove another item that
 //!   shares its fingerprint and buckets (with the false-positive probability);
 //!   that item then reads as absent. Remove only what you inserted.
 //! * One item can be inserted at most 8 times (two buckets of four slots); the
-//!   ninth copy fails with [`InsertError::Full`].
+//!   ninth copy fails with [`InsertError::Full`] (in a growable filter,
+//!   [`InsertError::TooManyCopies`]).
 //! * Tables have at most 2^32 buckets (about 16·10^9 items).
 //! * Pre-hashed forms (`insert_hash` and friends) need well-mixed 64-bit hashes.
+//! * Merging growable filters that have both grown past their first table
+//!   usually fails ([`MergeError::Full`]): see
+//!   [`GrowableCuckooFilter::merge`].
+//! * A filter with a hasher other than [`DefaultHashBuilder`] saves only if the
+//!   hasher names itself ([`HasherIdentity`]); `std`'s `RandomState` cannot.
+//!
+//! ```
+//! use lockfree_cuckoo_filter::{CuckooFilter, InsertError};
+//!
+//! let filter = CuckooFilter::with_capacity(1000);
+//! for _ in 0..8 {
+//!     filter.insert("again")?;
+//! }
+//! assert_eq!(filter.insert("again"), Err(InsertError::Full));
+//! assert_eq!(filter.len(), 8); // the failed insert changed nothing
+//! # Ok::<(), InsertError>(())
+//! ```
 #![warn(missing_docs)]
 // On docs.rs (nightly rustdoc, `--cfg docsrs`): each item gated by a feature
 // is labelled with it. Stable builds never see the attribute.
