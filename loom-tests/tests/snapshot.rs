@@ -2,10 +2,11 @@
 //! stays in it throughout.
 //!
 //! Defences checked (see `src/table/front.rs` and `src/table/snapshot.rs`):
-//! - the snapshot's front: it reads the table a chunk at a time (here one
-//!   bucket a chunk) and publishes the chunk it reads; a mover checks the
-//!   fronts after its publish and undoes a move with one bucket behind a
-//!   front and one ahead of it, or either in the chunk being read;
+//! - the snapshot's front: it reads the table a chunk at a time (here two
+//!   buckets a chunk, so that a four-bucket table has a front between its
+//!   buckets) and publishes the chunk it reads; a mover checks the fronts
+//!   after its publish and undoes a move from a bucket at or ahead of a
+//!   front to one at or behind it;
 //! - removes take from the lower bucket of a pair first (the one the
 //!   snapshot reads first), so that a remove of a colliding item put behind
 //!   the front takes that item's copy, not the copy ahead of it.
@@ -25,12 +26,15 @@
 //! `src/table/snapshot.rs`). So the models check no loss, and count copies
 //! only as far as that allows.
 //!
-//! Mutations they catch (loom, preemption bound 2): a mover that completes
-//! every move (`move_may_complete` always true) fails
-//! `relocation_into_a_bucket_read` in both role assignments ("lost"), as
-//! does a plain word-by-word copy (no front registered); a remove that takes
-//! from its own first bucket first, as before, fails both
-//! `twin_insert_and_remove` models ("lost").
+//! Mutations they catch (loom, preemption bound 2; the models pass at 3): a
+//! mover that completes every move (`move_may_complete` always true), one
+//! that also completes moves into the chunk being read (`dst >= c` in
+//! `front::may_complete`), a mover's publish Release only (not AcqRel), and
+//! a plain word-by-word copy (no front registered) each fail both
+//! `relocation_into_a_bucket_read` models ("lost"); a remove that takes from
+//! its own first bucket first fails both `twin_insert_and_remove` models
+//! ("lost"). The fronts' Acquire load is not shown by any model: loom does
+//! not explore the load buffering that Relaxed would allow there.
 #![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
@@ -99,8 +103,9 @@ fn relocation_into_a_bucket_read_roles_swapped() {
 }
 
 /// The move goes out of bucket 0 into bucket 3: read in 0 before the clear
-/// and in 3 after the copy, the item is in both readings. No loss either
-/// way; the model checks that the front keeps it so, and the accounting.
+/// and in 3 after the copy, the item is in both readings (a forward move
+/// across the front completes). No loss either way; the model checks that,
+/// and the accounting.
 #[test]
 fn relocation_out_of_a_bucket_read() {
     snapshot_during_relocation(0, 3, Roles::RacerSpawned);
