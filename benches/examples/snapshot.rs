@@ -109,7 +109,14 @@ fn peak_above<R>(f: impl FnOnce() -> R) -> (R, f64) {
 }
 
 /// Two threads running 90/5/5 on `f` until `stop`; operations done.
-fn writers(f: &CuckooFilter, items: u64, stop: &AtomicBool, ops: &AtomicU64, start: &Barrier) {
+fn writers(
+    f: &CuckooFilter,
+    items: u64,
+    stop: &AtomicBool,
+    ops: &AtomicU64,
+    full: &AtomicU64,
+    start: &Barrier,
+) {
     std::thread::scope(|s| {
         for t in 0..2u64 {
             s.spawn(move || {
@@ -129,6 +136,8 @@ fn writers(f: &CuckooFilter, items: u64, stop: &AtomicBool, ops: &AtomicU64, sta
                                 next += 1;
                                 if f.insert(&k).is_ok() {
                                     inserted.push_back(k);
+                                } else {
+                                    full.fetch_add(1, Ordering::Relaxed);
                                 }
                             }
                             1 => {
@@ -193,30 +202,35 @@ fn main() {
         // Writers alone for as long as the quiescent snapshot took, then
         // writers and a snapshot.
         let window = quiet.max(Duration::from_millis(500));
-        let alone = {
-            let (stop, ops, start) = (AtomicBool::new(false), AtomicU64::new(0), Barrier::new(3));
+        let (alone, full_alone) = {
+            let (stop, ops, full) = (AtomicBool::new(false), AtomicU64::new(0), AtomicU64::new(0));
+            let start = Barrier::new(3);
             std::thread::scope(|s| {
-                s.spawn(|| writers(&f, items, &stop, &ops, &start));
+                s.spawn(|| writers(&f, items, &stop, &ops, &full, &start));
                 start.wait();
                 std::thread::sleep(window);
                 stop.store(true, Ordering::Relaxed);
             });
-            ops.load(Ordering::Relaxed) as f64 / window.as_secs_f64()
+            let done = ops.load(Ordering::Relaxed) as f64;
+            (done / window.as_secs_f64(), full.load(Ordering::Relaxed))
         };
-        let (busy, during) = {
-            let (stop, ops, start) = (AtomicBool::new(false), AtomicU64::new(0), Barrier::new(3));
+        let (busy, during, full_during) = {
+            let (stop, ops, full) = (AtomicBool::new(false), AtomicU64::new(0), AtomicU64::new(0));
+            let start = Barrier::new(3);
             let mut took = Duration::ZERO;
             std::thread::scope(|s| {
-                s.spawn(|| writers(&f, items, &stop, &ops, &start));
+                s.spawn(|| writers(&f, items, &stop, &ops, &full, &start));
                 start.wait();
                 let t = Instant::now();
                 f.write_to(Sink { at: 0, end: 0 }).expect("a sink");
                 took = t.elapsed();
                 stop.store(true, Ordering::Relaxed);
             });
+            let done = ops.load(Ordering::Relaxed) as f64;
             (
                 took,
-                ops.load(Ordering::Relaxed) as f64 / took.as_secs_f64(),
+                done / took.as_secs_f64(),
+                full.load(Ordering::Relaxed),
             )
         };
         println!(
@@ -226,7 +240,7 @@ fn main() {
             quiet.as_secs_f64() / busy.as_secs_f64()
         );
         println!(
-            "| round {round}: writers' operations during it, against alone | | {:.1} M/s against {:.1} M/s ({:.2}x) | |",
+            "| round {round}: writers' operations during it, against alone | | {:.1} M/s against {:.1} M/s ({:.2}x); inserts full: {full_during} against {full_alone} | |",
             during / 1e6,
             alone / 1e6,
             during / alone
