@@ -193,8 +193,7 @@ fn occupied<W: Width>(word: u64) -> u64 {
 
 /// The bytes of `table`, recording the hasher `hasher_id` with `seed`.
 pub(super) fn encode(table: &AnyTable, hasher_id: u64, seed: u64) -> Vec<u8> {
-    let len = HEADER_LEN + 8 * table.word_count() + CHECKSUM_LEN;
-    let mut out = Cursor::new(Vec::with_capacity(len));
+    let mut out = Cursor::new(Vec::with_capacity(encoded_len(table) as usize));
     // A `Vec` takes every write: the only error a cursor over one can give
     // is a position past `u64::MAX`.
     write_table(table, hasher_id, seed, &mut out).expect("writing to a Vec");
@@ -203,7 +202,7 @@ pub(super) fn encode(table: &AnyTable, hasher_id: u64, seed: u64) -> Vec<u8> {
 
 /// The bytes of a table's encoding: header, words, checksum.
 pub(super) fn encoded_len(table: &AnyTable) -> u64 {
-    (HEADER_LEN + CHECKSUM_LEN) as u64 + 8 * table.word_count() as u64
+    encoded_len_of(table.word_count() as u64)
 }
 
 /// Writes `table`'s encoding to `out`, reading the table as a snapshot (see
