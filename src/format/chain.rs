@@ -224,12 +224,7 @@ fn read_chain<S, R: Read>(
 ) -> Result<GrowableCuckooFilter<S>, ReadError> {
     let least = (CHAIN_HEADER_LEN + CHECKSUM_LEN) as u64;
     let mut head = [0; CHAIN_HEADER_LEN];
-    let got = src.fill_partial(&mut head[..CHAIN_MAGIC.len()])?;
-    check_magic(&head[..got], &CHAIN_MAGIC)?;
-    if got < CHAIN_MAGIC.len() {
-        src.fill(&mut head[got..CHAIN_MAGIC.len()], least)?;
-    }
-    src.fill(&mut head[CHAIN_MAGIC.len()..], least)?;
+    src.header(&mut head, &CHAIN_MAGIC, least)?;
     let mut fields = Fields::new(&head);
     let _magic: [u8; 8] = fields.bytes();
     let version = fields.u16();

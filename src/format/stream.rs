@@ -6,7 +6,7 @@ use std::io::{self, Read};
 
 use super::identity::{default_with_seed, exactly};
 use super::table::read_table;
-use super::HasherIdentity;
+use super::{check_magic, HasherIdentity};
 use crate::error::{AllocError, DecodeError};
 use crate::hasher::DefaultHashBuilder;
 use crate::CuckooFilter;
@@ -118,6 +118,21 @@ impl<R: Read> Source<R> {
         self.crc = crc32c::crc32c_append(self.crc, &buf[..got]);
         self.read += got as u64;
         Ok(got)
+    }
+
+    /// Reads a header that starts with `magic` into `head`: the magic first,
+    /// so that another kind of input is told from a short one as
+    /// [`check_magic`] tells them, then the rest. `least` is the length the
+    /// input must have at least (from its start), for `Truncated`.
+    pub(super) fn header(
+        &mut self,
+        head: &mut [u8],
+        magic: &[u8; 8],
+        least: u64,
+    ) -> Result<(), ReadError> {
+        let got = self.fill_partial(&mut head[..magic.len()])?;
+        check_magic(&head[..got], magic)?;
+        self.fill(&mut head[got..], least)
     }
 
     /// Reads all of `buf`; an input that ends first is truncated, against

@@ -473,13 +473,11 @@ pub(super) fn read_table<S, R: std::io::Read>(
 ) -> Result<CuckooFilter<S>, ReadError> {
     let start = src.position();
     let mut head = [0; HEADER_LEN];
-    let got = src.fill_partial(&mut head[..TABLE_MAGIC.len()])?;
-    check_magic(&head[..got], &TABLE_MAGIC)?;
-    let header_end = start + (HEADER_LEN + CHECKSUM_LEN) as u64;
-    if got < TABLE_MAGIC.len() {
-        src.fill(&mut head[got..TABLE_MAGIC.len()], header_end)?;
-    }
-    src.fill(&mut head[TABLE_MAGIC.len()..], header_end)?;
+    src.header(
+        &mut head,
+        &TABLE_MAGIC,
+        start + (HEADER_LEN + CHECKSUM_LEN) as u64,
+    )?;
     let h = check_header(&head)?;
     let expected = start + encoded_len_of(h.words);
     let (table, fault) = with_width!(h.bits, W, wrap => {
