@@ -225,13 +225,7 @@ fn read_chain<S, R: Read>(
     let least = (CHAIN_HEADER_LEN + CHECKSUM_LEN) as u64;
     let mut head = [0; CHAIN_HEADER_LEN];
     src.header(&mut head, &CHAIN_MAGIC, least)?;
-    let mut fields = Fields::new(&head);
-    let _magic: [u8; 8] = fields.bytes();
-    let version = fields.u16();
-    let flags = fields.u16();
-    let count = fields.u32();
-    let rate = f64::from_bits(fields.u64());
-    check_version(version)?;
+    let (flags, count, rate) = chain_header(&head)?;
     let invalid = |reason| DecodeError::InvalidChain { reason };
     check_table_count(count).map_err(invalid)?;
     let mut tables = Vec::with_capacity(count as usize);
@@ -309,13 +303,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
             actual: bytes.len() as u64,
         });
     };
-    let mut fields = Fields::new(header);
-    let _magic: [u8; 8] = fields.bytes();
-    let version = fields.u16();
-    let flags = fields.u16();
-    let count = fields.u32();
-    let rate = f64::from_bits(fields.u64());
-    check_version(version)?;
+    let (flags, count, rate) = chain_header(header)?;
     check_checksum(content, stored)?;
     if flags != 0 {
         return Err(DecodeError::UnsupportedFlags {
@@ -336,6 +324,19 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
         });
     }
     Ok(Parsed { rate, first, later })
+}
+
+/// A chain header's flags, table count and false-positive rate, its version
+/// checked (the magic is checked by the caller, the rest after the checksum).
+fn chain_header(header: &[u8; CHAIN_HEADER_LEN]) -> Result<(u16, u32, f64), DecodeError> {
+    let mut fields = Fields::new(header);
+    let _magic: [u8; 8] = fields.bytes();
+    let version = fields.u16();
+    let flags = fields.u16();
+    let count = fields.u32();
+    let rate = f64::from_bits(fields.u64());
+    check_version(version)?;
+    Ok((flags, count, rate))
 }
 
 /// Splits the next length-prefixed table off `rest`, the part of an input of

@@ -299,16 +299,8 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
             actual,
         });
     };
-    let Header {
-        bits,
-        flags,
-        hasher_id,
-        seed,
-        buckets,
-        items,
-        words,
-    } = check_header(header)?;
-    let expected = encoded_len_of(words);
+    let h = check_header(header)?;
+    let expected = encoded_len_of(h.words);
     if actual < expected {
         return Err(DecodeError::Truncated { expected, actual });
     }
@@ -320,15 +312,15 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
         return Err(DecodeError::Truncated { expected, actual });
     };
     check_checksum(content, stored)?;
-    if flags != 0 {
-        return Err(DecodeError::UnsupportedFlags { flags });
+    if h.flags != 0 {
+        return Err(DecodeError::UnsupportedFlags { flags: h.flags });
     }
     Ok(Parsed {
-        bits,
-        hasher_id,
-        seed,
-        buckets,
-        items,
+        bits: h.bits,
+        hasher_id: h.hasher_id,
+        seed: h.seed,
+        buckets: h.buckets,
+        items: h.items,
         body: &content[HEADER_LEN..],
     })
 }
