@@ -62,7 +62,9 @@ fn layout_name(bits: FingerprintBits) -> String {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let out = std::env::args().nth(1).unwrap_or_else(|| "docs/bits.svg".into());
+    let out = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "docs/bits.svg".into());
     let rates: Vec<f64> = (DECADES.0 * PER_DECADE..=DECADES.1 * PER_DECADE)
         .map(|i| 10f64.powf(f64::from(i) / f64::from(PER_DECADE)))
         .collect();
@@ -164,7 +166,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let step: Vec<(f64, f64)> = step
         .iter()
         .enumerate()
-        .filter(|&(k, p)| k == 0 || k + 1 == step.len() || p.1 != step[k - 1].1 || p.1 != step[k + 1].1)
+        .filter(|&(k, p)| {
+            k == 0 || k + 1 == step.len() || p.1 != step[k - 1].1 || p.1 != step[k + 1].1
+        })
         .map(|(_, &p)| p)
         .collect();
     c.draw_series(LineSeries::new(step, OURS.stroke_width(2)))?
