@@ -14,76 +14,8 @@
 //! One thread, keys from a fixed-seed generator, filters built with a fixed
 //! seed: the counts and rates are reproducible, the speeds are one run's.
 //!
-//! Measured on the 2-core CI machine (one run, 4 M items, rate 10^-3): the
-//! grown filter has 7 tables, all 16-bit, 1.46 times the sized filter's memory
-//! (25.0 against 17.1 bits per item), a measured rate of 0.078 % (the bound
-//! is 0.1 %), and misses at 0.10 times the sized filter's speed with
-//! `contains` (6.4 against 63.4 M/s). With `contains_batch`, each table
-//! answering 1024 lookups in one pipelined pass, 0.30 to 0.39 times (30 to 34
-//! against 72 to 108 M/s, six runs; in groups of 16 through every table it
-//! was 0.14 to 0.21 times); since the batch vectorizes whole groups, which
-//! sped up the single table more, 0.13 to 0.17 times (31.7 to 39.5 against
-//! 217 to 249 M/s, three runs, 2026-11-23). A profile puts 80 % of the grown
-//! lookup's time on its bucket loads: a miss runs seven table probes of about
-//! 60 instructions each, so the out-of-order window holds about one lookup,
-//! and the next lookup's cache misses no longer overlap this one's as they do
-//! for the single table. Two variants measured slower and were dropped:
-//! prefetching every table's buckets before comparing any (5.0 M/s), and
-//! comparing all tables without stopping at the first hit (6.0 M/s).
-//!
-//! 2026-11-23, since lookups no longer pin the thread (the replaced chains
-//! are kept instead of collected; the pin was a sequentially consistent
-//! read-modify-write per operation), five runs interleaved with the build
-//! before: inserts 25.9-28.2 -> 30.4-32.9 M/s (0.78-0.85 -> 0.89-1.00 of the
-//! sized filter), misses 9.6-13.7 -> 8.0-18.9 (0.09-0.20 of the sized
-//! filter), batch 0.17-0.19, present keys 36-47 M/s (0.33-0.43). Two lookup
-//! orders measured and dropped: prefetching the two newest (largest) tables'
-//! buckets, then probing oldest first, so that the blocking loads come last
-//! and the next lookup's prefetches overlap them: misses 14.7-15.1 against
-//! 11.1-13.1 newest first, but present keys 16.4-16.9 against 29.2-41.3 (every
-//! hit probes all seven tables); the same with the two newest probed first
-//! among themselves: misses 9.2-10.8.
-//!
-//! Later that day (seventh session), the chain's tables taken in runs of one
-//! width, one dispatch per run instead of one per table (callgrind,
-//! instructions per missed lookup 589 -> 463), then each table's pair compared
-//! in one SSE2 comparison (-> 435; per batched key 444 -> 352). Six runs:
-//! misses 6.6-11.8 M/s (0.09-0.17 of the sized filter), batched misses 53 M/s
-//! (0.18-0.19), present keys 0.30-0.67 one at a time and 0.51-0.64 batched
-//! (this example now also times `contains_batch` on present keys). Two
-//! variants measured and dropped: the batch skipping the found lookups in
-//! later tables (the unanswered ones moved to the front after each pass that
-//! found some): misses 40-41 -> 36-37 M/s, present keys 133-145 -> 116-130,
-//! since a block of 1024 already stops once all are found; and prefetching
-//! the second-newest table's buckets before probing the newest: slower
-//! (misses 5.1-6.9 against 5.2-11.7 M/s, present keys 11.5-18.2 against
-//! 13.8-36.1, four runs each, interleaved).
-
-//!
-//! Ninth session: each figure became the best of five passes (one pass
-//! varied 3x from run to run: the sized filter's misses at 30 to 104 M/s),
-//! and every table's probe got the cheaper alternate bucket. Six quiet runs:
-//! misses 6.8-13.3 M/s against the sized filter's 113-141 (0.06-0.10),
-//! batched misses 0.14-0.16, present keys 0.20-0.50 one at a time and
-//! 0.55-0.62 batched, inserts 0.88-1.28. With another job on the other core
-//! the plain figures of both filters spread further (the sized filter's
-//! misses at 25-64 M/s even as the best of five).
-//!
-//! Tenth session, on a 2-core Intel Xeon VM (the AMD EPYC one above no
-//! longer), three runs: misses 12.3-13.3 M/s against the sized filter's
-//! 72-75 (0.17-0.18), batched misses 33-34 against 121-123 (0.27-0.28),
-//! present keys 0.64-0.66 one at a time and 0.89-0.92 batched, inserts
-//! 1.00-1.01. The sized filter waits on memory longer here, so the ratios are
-//! higher; the chain's cost is the same seven probes. Prefetching every
-//! table's buckets before probing any was slower here too (misses 11.2-12.1
-//! against 12.9-14.2, present keys 19-21 against 47-49).
-//!
-//! Eleventh session, same machine, three runs: misses 13.0-14.4 M/s against
-//! 73.2-74.0 (0.18-0.20), batched 0.27, present keys 0.61-0.66 and
-//! 0.87-0.89, inserts 1.00-1.08. What any chain grown by fours could reach is
-//! measured by `lookup_floor -- --chain`: minimal code over the same seven
-//! tables, 0.16-0.19; only the three largest alone pass 0.3 (BENCHMARKS.md,
-//! "The floor of a chain of tables").
+//! The figures of a run, with the machine it ran on, are in BENCHMARKS.md
+//! ("Growth").
 
 use std::hint::black_box;
 use std::time::Instant;
