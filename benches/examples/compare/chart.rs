@@ -302,9 +302,23 @@ pub fn draw_summary(path: &std::path::Path, res: &Results) -> Res<()> {
         .into_iter()
         .filter(|&s| res.ops.keys().any(|k| k.0 == s))
         .collect();
-    let root = SVGBackend::new(path, (460 * sizes.len().max(1) as u32, 300)).into_drawing_area();
+    let width = 460 * sizes.len().max(1) as u32;
+    let root = SVGBackend::new(path, (width, 320)).into_drawing_area();
     root.fill(&WHITE)?;
-    let panels = root.split_evenly((1, sizes.len().max(1)));
+    // The legend is a strip of its own, so that it never covers a bar.
+    let (strip, body) = root.split_vertically(24);
+    let mut x = 60;
+    for n in names {
+        let label = if n == "cuckoofilter" {
+            "cuckoofilter (RwLock in 90/5/5)"
+        } else {
+            n
+        };
+        strip.draw(&Rectangle::new([(x, 8), (x + 10, 18)], color(n).filled()))?;
+        strip.draw(&Text::new(label, (x + 14, 8), ("sans-serif", 12)))?;
+        x += 24 + 7 * label.len() as i32;
+    }
+    let panels = body.split_evenly((1, sizes.len().max(1)));
     for (area, &size) in panels.iter().zip(&sizes) {
         let mut groups = Vec::new();
         for (op, label) in [(Op::Hit, "hit"), (Op::Miss, "miss"), (Op::Insert, "insert")] {
@@ -324,19 +338,18 @@ pub fn draw_summary(path: &std::path::Path, res: &Results) -> Res<()> {
             Size::Small => "small table (in cache)".to_string(),
             _ => "big table (far beyond cache)".to_string(),
         };
-        compact_bars(area, &title, &groups, size == sizes[0])?;
+        compact_bars(area, &title, &groups)?;
     }
     root.present()?;
     Ok(())
 }
 
-/// Grouped bars on a log scale, without light grid lines, small fonts: the
-/// README's chart, kept to a few kilobytes.
+/// Grouped bars on a log scale, without light grid lines or legend, small
+/// fonts: the README's chart, kept to a few kilobytes.
 fn compact_bars(
     area: &Area<'_>,
     title: &str,
     groups: &[(String, Vec<(&'static str, f64)>)],
-    legend: bool,
 ) -> Res<()> {
     let names: Vec<&str> = IMPLS
         .iter()
@@ -379,28 +392,11 @@ fn compact_bars(
                 rects.push([(x0, lo), (x0 + width * 0.9, r.1 / 1e6)]);
             }
         }
-        let series = c.draw_series(
+        c.draw_series(
             rects
                 .into_iter()
                 .map(move |r| Rectangle::new(r, col.filled())),
         )?;
-        if legend {
-            series
-                .label(if *n == "cuckoofilter" {
-                    "cuckoofilter (RwLock in 90/5/5)"
-                } else {
-                    n
-                })
-                .legend(move |(x, y)| Rectangle::new([(x, y - 4), (x + 8, y + 4)], col.filled()));
-        }
-    }
-    if legend {
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 10))
-            .draw()?;
     }
     Ok(())
 }
