@@ -14,57 +14,8 @@
 //! One thread, keys from a fixed-seed generator, filters built with a fixed
 //! seed: the counts and rates are reproducible, the speeds are one run's.
 //!
-//! Measured on a 2-core Intel Xeon VM (three runs, 4 M items, rate 10^-3,
-//! each figure the best of five passes, as one pass varies up to 3x from run
-//! to run): the grown filter has 7 tables, all 16-bit, 1.46 times the sized
-//! filter's memory (25.0 against 17.1 bits per item), and a measured rate of
-//! 0.078 % (the bound is 0.1 %). As fractions of the sized filter's speed:
-//! misses 0.18-0.20 (13.0-14.4 against 73.2-74.0 M/s), batched misses 0.27,
-//! present keys 0.61-0.66 one at a time and 0.87-0.89 batched, inserts
-//! 1.00-1.08. On a 2-core AMD EPYC VM, where the sized filter waits on memory
-//! less, the chain's cost (the same seven probes) weighs more: misses
-//! 0.06-0.10 (6.8-13.3 against 113-141 M/s), batched 0.14-0.16, present keys
-//! 0.20-0.50 and 0.55-0.62 batched, inserts 0.88-1.28 (six runs).
-//!
-//! Why: a miss runs seven table probes of about 60 instructions each, and a
-//! profile puts 80 % of the grown lookup's time on its bucket loads; the
-//! out-of-order window holds about one such lookup, so the next lookup's cache
-//! misses do not overlap this one's as they do for the single table. What any
-//! chain grown by fours could reach is measured by `lookup_floor -- --chain`:
-//! minimal code over the same seven tables, 0.16-0.19 of the sized filter;
-//! only the three largest alone pass 0.3 (BENCHMARKS.md, "The floor of a
-//! chain of tables").
-//!
-//! What the lookups do, and the measurements behind each choice:
-//!
-//! - The chain's tables are taken in runs of one width, one dispatch per run
-//!   rather than one per table (callgrind, instructions per missed lookup 589
-//!   -> 463), and each table's bucket pair is compared in one SSE2
-//!   comparison (-> 435; per batched key 444 -> 352).
-//! - `contains_batch` takes 1024 lookups through each table in one pipelined
-//!   pass: 0.30 to 0.39 times the sized filter's batched misses on the AMD
-//!   machine, where groups of 16 through every table reached 0.14 to 0.21.
-//!   It does not skip the lookups found in later tables (moving the
-//!   unanswered ones to the front after each pass that found some): that
-//!   measured slower (misses 40-41 -> 36-37 M/s, present keys 133-145 ->
-//!   116-130), since a block of 1024 already stops once all are found.
-//! - Lookups do not pin the thread: the replaced chains are kept until the
-//!   filter is dropped instead of collected, as a pin is a sequentially
-//!   consistent read-modify-write per operation (against a build with the
-//!   pin, five runs interleaved, 2026-11-23: inserts 25.9-28.2 -> 30.4-32.9
-//!   M/s, misses 9.6-13.7 -> 8.0-18.9).
-//! - Tables are probed newest first and one at a time, stopping at the first
-//!   hit. Measured slower and not used: prefetching every table's buckets
-//!   before comparing any (misses 5.0 against 6.4 M/s on the AMD machine;
-//!   11.2-12.1 against 12.9-14.2 on the Xeon, present keys 19-21 against
-//!   47-49); comparing all tables without stopping at the first hit (6.0
-//!   against 6.4 M/s); prefetching the two newest tables' buckets, then
-//!   probing oldest first (misses 14.7-15.1 against 11.1-13.1, but present
-//!   keys 16.4-16.9 against 29.2-41.3, every hit probing all seven tables; the
-//!   two newest probed first among themselves: misses 9.2-10.8); prefetching
-//!   the second-newest table's buckets before probing the newest (misses
-//!   5.1-6.9 against 5.2-11.7 M/s, present keys 11.5-18.2 against 13.8-36.1,
-//!   four runs each, interleaved).
+//! The figures of a run, with the machine it ran on, are in BENCHMARKS.md
+//! ("Growth").
 
 use std::hint::black_box;
 use std::time::Instant;

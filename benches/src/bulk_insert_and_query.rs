@@ -15,10 +15,7 @@
 //! Each timed pass follows its own build of the list, as the C++ benchmark's
 //! one pass does: building and shuffling 8 MB of queries pushes much of the
 //! table out of the core's cache. A second pass straight over the same list
-//! found it warm, and ran 10 to 17 % faster (1 M keys, 16-bit, 2026-11-23,
-//! three runs of each order: `contains_batch` 369-397 M/s timed second
-//! against 339-369 first; `contains` 144-155 second against 115-136 first),
-//! so the batch, timed second, had that advantage until then.
+//! found it warm, and ran 10 to 17 % faster (1 M keys, 16-bit).
 //!
 //! The false-positive rate is measured on the list with no present keys.
 //!

@@ -88,12 +88,9 @@ impl MemKernel {
     /// [`GROUP`], and the 32 lines of group k+3 are prefetched before group k
     /// is read, so that a group's misses overlap the three before it's.
     ///
-    /// Three groups ahead is this machine's best: on the 512 MiB table
-    /// (native, 2026-11-23, four rounds) one group ahead reached 101 M
-    /// queries/s, two 124, three 124 to 127, four and six no more (120 to
-    /// 122 in a slower phase, where three gave 120). The kernel first ran
-    /// one group ahead, a shallower pipeline than our batch's two, which then
-    /// measured 113 to 114 % of it.
+    /// Three groups ahead was the best depth on the 2-core Xeon of
+    /// BENCHMARKS.md: on the 512 MiB table one group ahead reached 0.8 of
+    /// its speed, two and three the same, four and six no more.
     #[inline(never)]
     pub fn batched(&self, hashes: &[u64]) -> u64 {
         self.batched_ahead(hashes, 3)
@@ -140,9 +137,9 @@ impl Drop for MemKernel {
 
 /// Requests the line of `p` into L2 (`PREFETCHT1`), as our batch does: on the
 /// 2-core Xeon (Emerald Rapids) the batched kernel on the 512 MiB table ran
-/// at 43 M queries/s requesting into L1 (`PREFETCHT0`), 50 into L2 (three
-/// rounds, 2026-11-24). The kernel is the least a batch must do, so it gets
-/// the faster hint; see the crate's `table::memory::Reach`.
+/// 1.16 times faster requesting into L2 than into L1 (`PREFETCHT0`). The
+/// kernel is the least a batch must do, so it gets the faster hint; see the
+/// crate's `table::memory::Reach`.
 #[inline(always)]
 fn prefetch(p: &u64) {
     #[cfg(target_arch = "x86_64")]

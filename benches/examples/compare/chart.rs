@@ -1,5 +1,6 @@
-//! The chart of a run, as SVG: single-thread bars per table, throughput
-//! against threads per mix, and our lookups by hash against the memory limit.
+//! The charts of a run, as SVG: the whole run (single-thread bars per table,
+//! throughput against threads per mix, our lookups by hash against the memory
+//! limit), and the README's summary (one and two threads against the peers).
 
 use super::*;
 use plotters::prelude::*;
@@ -269,5 +270,133 @@ pub fn draw(path: &std::path::Path, res: &Results, cfg: &Config, machine: &str) 
         )?;
     }
     root.present()?;
+    Ok(())
+}
+
+/// The README's chart: per table, single-thread lookups and inserts at 95 %
+/// load and the 90/5/5 mix on one and two threads, one bar per
+/// implementation (no Mutex, no limits), on a log scale.
+pub fn draw_summary(path: &std::path::Path, res: &Results) -> Res<()> {
+    // cuckoofilter is shared behind a RwLock in the mixes: one bar, one colour.
+    let names = [
+        OURS,
+        "atomic-cuckoo-filter",
+        "cuckoofilter",
+        "fastbloom AtomicBloomFilter",
+    ];
+    let pick = |size: Size, kind: Kind| -> Vec<(&'static str, f64)> {
+        res.ops
+            .get(&(size, kind))
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| match r.0 {
+                        "RwLock<cuckoofilter>" => ("cuckoofilter", r.1),
+                        _ => *r,
+                    })
+                    .filter(|r| names.contains(&r.0))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let sizes: Vec<Size> = [Size::Small, Size::Big]
+        .into_iter()
+        .filter(|&s| res.ops.keys().any(|k| k.0 == s))
+        .collect();
+    let width = 460 * sizes.len().max(1) as u32;
+    let root = SVGBackend::new(path, (width, 320)).into_drawing_area();
+    root.fill(&WHITE)?;
+    // The legend is a strip of its own, so that it never covers a bar.
+    let (strip, body) = root.split_vertically(24);
+    let mut x = 60;
+    for n in names {
+        let label = if n == "cuckoofilter" {
+            "cuckoofilter (RwLock in 90/5/5)"
+        } else {
+            n
+        };
+        strip.draw(&Rectangle::new([(x, 8), (x + 10, 18)], color(n).filled()))?;
+        strip.draw(&Text::new(label, (x + 14, 8), ("sans-serif", 12)))?;
+        x += 24 + 7 * label.len() as i32;
+    }
+    let panels = body.split_evenly((1, sizes.len().max(1)));
+    for (area, &size) in panels.iter().zip(&sizes) {
+        let mut groups = Vec::new();
+        for (op, label) in [(Op::Hit, "hit"), (Op::Miss, "miss"), (Op::Insert, "insert")] {
+            let rows = pick(size, Kind::Single { load: 95, op });
+            if !rows.is_empty() {
+                groups.push((label.to_string(), rows));
+            }
+        }
+        // Mix::ALL[1] is 90/5/5.
+        for threads in [1, 2] {
+            let rows = pick(size, Kind::Conc { mix: 1, threads });
+            if !rows.is_empty() {
+                groups.push((format!("90/5/5 ×{threads}"), rows));
+            }
+        }
+        let title = match size {
+            Size::Small => "small table (in cache)".to_string(),
+            _ => "big table (far beyond cache)".to_string(),
+        };
+        compact_bars(area, &title, &groups)?;
+    }
+    root.present()?;
+    Ok(())
+}
+
+/// Grouped bars on a log scale, without light grid lines or legend, small
+/// fonts: the README's chart, kept to a few kilobytes.
+fn compact_bars(
+    area: &Area<'_>,
+    title: &str,
+    groups: &[(String, Vec<(&'static str, f64)>)],
+) -> Res<()> {
+    let names: Vec<&str> = IMPLS
+        .iter()
+        .map(|c| c.0)
+        .filter(|n| groups.iter().any(|g| g.1.iter().any(|r| r.0 == *n)))
+        .collect();
+    let (lo, hi) = log_range(groups.iter().flat_map(|g| g.1.iter().map(|r| r.1)));
+    let labels: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
+    let fmt = |x: &f64| {
+        let i = x.round();
+        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+            labels[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    let k = groups.len() as f64;
+    let mut c = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 14))
+        .margin(6)
+        .x_label_area_size(22)
+        .y_label_area_size(48)
+        .build_cartesian_2d(-0.5..k - 0.5, (lo..hi).log_scale())?;
+    c.configure_mesh()
+        .disable_x_mesh()
+        .max_light_lines(0)
+        .x_labels(groups.len() + 2)
+        .x_label_formatter(&fmt)
+        .y_label_formatter(&|y| format!("{y}"))
+        .y_desc("million ops/s (log)")
+        .label_style(("sans-serif", 11))
+        .draw()?;
+    let width = 0.8 / names.len().max(1) as f64;
+    for (ni, n) in names.iter().enumerate() {
+        let col = color(n);
+        let mut rects = Vec::new();
+        for (gi, g) in groups.iter().enumerate() {
+            if let Some(r) = g.1.iter().find(|r| r.0 == *n) {
+                let x0 = gi as f64 - 0.4 + ni as f64 * width;
+                rects.push([(x0, lo), (x0 + width * 0.9, r.1 / 1e6)]);
+            }
+        }
+        c.draw_series(
+            rects
+                .into_iter()
+                .map(move |r| Rectangle::new(r, col.filled())),
+        )?;
+    }
     Ok(())
 }
