@@ -917,6 +917,22 @@ mod tests {
         assert_eq!(g.len(), n as usize);
     }
 
+    /// More tasks than threads asking for room: the shares handed out never
+    /// add up to more than the budget, and what is given back is handed out
+    /// again.
+    #[test]
+    fn budget_hands_out_no_more_than_it_has() {
+        let threads = rayon::current_num_threads();
+        let budget = Budget::new(1000 * threads + 7);
+        let taken: Vec<usize> = (0..threads + 3).map(|_| budget.take()).collect();
+        assert_eq!(taken.iter().sum::<usize>(), 1000 * threads + 7);
+        assert!(taken.iter().all(|&t| t <= 1000 + 7 / threads));
+        assert_eq!(budget.take(), 0);
+        budget.give_back(taken[0]);
+        assert_eq!(budget.take(), taken[0]);
+        assert_eq!(budget.take(), 0);
+    }
+
     #[test]
     fn passes_sort_into_bucket_order_in_place() {
         let mut rng = crate::test_rng::xorshift(7);
