@@ -56,8 +56,9 @@ fn scratch_never_exceeds_the_budget() {
         for budget in [1_000, 50_000, 300_000] {
             let f = CuckooFilter::with_capacity(CAPACITY);
             let options = BulkOptions::new().scratch_bytes(budget * HELD_U64);
-            let (loaded, scratch) = pool(threads)
-                .install(|| test_hooks::par_insert_all_scratch(&f, (0..n).into_par_iter(), options));
+            let (loaded, scratch) = pool(threads).install(|| {
+                test_hooks::par_insert_all_scratch(&f, (0..n).into_par_iter(), options)
+            });
             assert_eq!(loaded, Ok(n as usize));
             assert!(
                 scratch.peak_items <= budget,
