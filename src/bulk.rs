@@ -66,6 +66,7 @@ use crate::error::{BulkInsertError, InsertError};
 use crate::fingerprint::Width;
 use crate::sync::{AtomicUsize, Ordering};
 use crate::table::dispatch;
+use crate::table::Reach;
 use crate::table::Table;
 use crate::{CuckooFilter, GrowableCuckooFilter};
 
@@ -376,6 +377,33 @@ fn insert_run<W: Width>(
     inserted
 }
 
+/// How many items ahead [`insert_sorted`] asks for a second bucket.
+const AHEAD: usize = 16;
+
+/// [`insert_run`] for hashes in table order. Their first buckets come in
+/// order, so the hardware prefetcher streams them in; their second buckets,
+/// where an insert goes when the first is full (most of them, towards the
+/// end of a load), are anywhere in the table. So the second bucket of the
+/// item [`AHEAD`] places on is requested now, to overlap its miss with the
+/// inserts between.
+fn insert_sorted<W: Width>(table: &Table<W>, hashes: &[u64], failed: &mut Vec<u64>) -> usize {
+    for &h in hashes.iter().take(AHEAD) {
+        table.prefetch_bucket(table.position(h).i2, Reach::Later);
+    }
+    let mut inserted = 0;
+    for (k, &h) in hashes.iter().enumerate() {
+        if let Some(&ahead) = hashes.get(k + AHEAD) {
+            table.prefetch_bucket(table.position(ahead).i2, Reach::Later);
+        }
+        if table.insert_uncounted(table.position(h)).is_ok() {
+            inserted += 1;
+        } else {
+            failed.push(h);
+        }
+    }
+    inserted
+}
+
 /// Moves out of a pass's `items` those to give back for the `failed` hashes
 /// (one per hash), into `out`; drops the rest.
 trait GiveBack<T>: Fn(&mut Vec<T>, &[u64], &mut Vec<T>) + Sync {}
@@ -496,7 +524,7 @@ impl<'a, W: Width, T, G: GiveBack<T>> Pass<'a, W, T, G> {
             for p in 0..1 << FIRST_BITS {
                 let part = &mut self.hashes[self.parts[p]..self.parts[p + 1]];
                 sort_by_key_in_place(part, 1 << SECOND_BITS, second_key, starts, next);
-                inserted += insert_run(table, part.iter().copied(), failed);
+                inserted += insert_sorted(table, part, failed);
             }
             inserted
         } else {
