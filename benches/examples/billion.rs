@@ -24,7 +24,7 @@
 
 use std::time::Instant;
 
-use benchmarks::splitmix;
+use benchmarks::{cpu_seconds as cpu_s, splitmix};
 use lockfree_cuckoo_filter::{BulkOptions, CuckooFilter, GrowableCuckooFilter};
 use rayon::prelude::*;
 
@@ -89,22 +89,6 @@ fn status_kib(field: &str) -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         })
         .unwrap_or(0)
-}
-
-/// CPU seconds this process has used, all threads, user and system
-/// (`/proc/self/stat`, in clock ticks of 1/100 s); 0 elsewhere. Beside the
-/// wall time it shows how much of the machine the run had: on a machine
-/// others are using, wall time over CPU time per thread grows.
-fn cpu_s() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let field = |k: usize| after.split_whitespace().nth(k).and_then(|v| v.parse::<f64>().ok());
-    // After the command's closing parenthesis, utime and stime are the 12th
-    // and 13th fields (fields 14 and 15 of proc(5)).
-    match (field(11), field(12)) {
-        (Some(u), Some(s)) => (u + s) / 100.0,
-        _ => 0.0,
-    }
 }
 
 fn gib(bytes: f64) -> f64 {

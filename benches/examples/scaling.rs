@@ -40,7 +40,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use benchmarks::{hash_block, splitmix, MemKernel, BLOCK};
+use benchmarks::{cpu_seconds, hash_block, splitmix, MemKernel, BLOCK};
 use lockfree_cuckoo_filter::CuckooFilter;
 use plotters::prelude::*;
 use rayon::prelude::*;
@@ -110,9 +110,12 @@ const OPS: [&str; 9] = [
 const STRIDE: u64 = 4096;
 
 /// Runs `work(lo, hi)` over `0..n` on `threads` threads, in alternate blocks
-/// of [`STRIDE`]; the rate in operations per second of wall time.
+/// of [`STRIDE`]; the rate in operations per second of wall time. The CPU
+/// time per operation, all threads, goes to [`LAST_CPU_NS`].
 fn rate(threads: usize, n: u64, work: impl Fn(u64, u64) + Sync) -> f64 {
     let next = AtomicU64::new(0);
+    let cpu = cpu_seconds();
+    let _cpu = CpuPerOp(cpu, n);
     let t = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -126,6 +129,22 @@ fn rate(threads: usize, n: u64, work: impl Fn(u64, u64) + Sync) -> f64 {
         }
     });
     n as f64 / t.elapsed().as_secs_f64()
+}
+
+thread_local! {
+    /// The CPU nanoseconds per operation of the last [`rate`] or bulk load.
+    static LAST_CPU_NS: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) };
+}
+
+/// Records in [`LAST_CPU_NS`], when dropped, the CPU time since `.0` over
+/// `.1` operations.
+struct CpuPerOp(f64, u64);
+
+impl Drop for CpuPerOp {
+    fn drop(&mut self) {
+        let ns = (cpu_seconds() - self.0) * 1e9 / self.1 as f64;
+        LAST_CPU_NS.with(|c| c.set(ns));
+    }
 }
 
 /// Looks up `splitmix(base + i)` for `i` in `lo..hi` in batches of [`BLOCK`];
@@ -146,10 +165,12 @@ fn batch_found(f: &CuckooFilter, base: u64, lo: u64, hi: u64) -> usize {
     found
 }
 
-/// One size's figures: rates per op per thread count, and bytes per item.
+/// One size's figures: rates and CPU nanoseconds per op, per thread count,
+/// and bytes per item.
 struct Row {
     exp: u32,
     rates: Vec<Vec<f64>>,
+    cpu: Vec<Vec<f64>>,
     bytes_per_item: f64,
 }
 
@@ -159,12 +180,23 @@ fn measure(exp: u32, threads: &[usize]) -> Row {
     // Small sizes run in a few milliseconds: each figure is the best of
     // several runs, so that a run is at least about a second in all.
     let reps = (10_000_000 / n).clamp(1, 10) as usize;
-    let best = |f: &mut dyn FnMut() -> f64| (0..reps).map(|_| f()).fold(0f64, f64::max);
+    // The best run's rate, and its CPU time per operation.
+    let best = |f: &mut dyn FnMut() -> f64| {
+        let mut top = (0f64, 0f64);
+        for _ in 0..reps {
+            let r = f();
+            if r > top.0 {
+                top = (r, LAST_CPU_NS.with(|c| c.get()));
+            }
+        }
+        top
+    };
     let say = |what: &str, t: usize| eprintln!("10^{exp}: {what}, {t} thread(s)");
     let mut rates = vec![vec![0f64; threads.len()]; OPS.len()];
+    let mut cpu = rates.clone();
     for (ti, &t) in threads.iter().enumerate() {
         say("insert", t);
-        rates[0][ti] = best(&mut || {
+        (rates[0][ti], cpu[0][ti]) = best(&mut || {
             let f = CuckooFilter::with_capacity(n as usize);
             let failed = AtomicU64::new(0);
             let r = rate(t, n, |lo, hi| {
@@ -186,8 +218,9 @@ fn measure(exp: u32, threads: &[usize]) -> Row {
             .build()
             .unwrap();
         let mut f = CuckooFilter::with_capacity(0);
-        rates[1][ti] = best(&mut || {
+        (rates[1][ti], cpu[1][ti]) = best(&mut || {
             f = CuckooFilter::with_capacity(n as usize);
+            let _cpu = CpuPerOp(cpu_seconds(), n);
             let start = Instant::now();
             let loaded = pool.install(|| f.par_insert_all((0..n).into_par_iter().map(splitmix)));
             let r = n as f64 / start.elapsed().as_secs_f64();
@@ -196,22 +229,22 @@ fn measure(exp: u32, threads: &[usize]) -> Row {
         });
         bytes_per_item = f.memory_usage() as f64 / n as f64;
         say("lookups", t);
-        rates[2][ti] = best(&mut || {
+        (rates[2][ti], cpu[2][ti]) = best(&mut || {
             rate(t, l, |lo, hi| {
                 assert!((lo..hi).all(|i| f.contains(&splitmix(i))));
             })
         });
-        rates[3][ti] = best(&mut || {
+        (rates[3][ti], cpu[3][ti]) = best(&mut || {
             rate(t, l, |lo, hi| {
                 std::hint::black_box((lo..hi).filter(|&i| f.contains(&splitmix(n + i))).count());
             })
         });
-        rates[4][ti] = best(&mut || {
+        (rates[4][ti], cpu[4][ti]) = best(&mut || {
             rate(t, l, |lo, hi| {
                 assert_eq!(batch_found(&f, 0, lo, hi), (hi - lo) as usize);
             })
         });
-        rates[5][ti] = best(&mut || {
+        (rates[5][ti], cpu[5][ti]) = best(&mut || {
             rate(t, l, |lo, hi| {
                 std::hint::black_box(batch_found(&f, n, lo, hi));
             })
@@ -224,11 +257,12 @@ fn measure(exp: u32, threads: &[usize]) -> Row {
         rates[6][ti] = rate(t, l / 2, |lo, hi| {
             assert!((lo..hi).all(|i| f.remove(&splitmix(base + i))));
         });
+        cpu[6][ti] = LAST_CPU_NS.with(|c| c.get());
         drop(f);
         say("memory limit", t);
         let kernel = MemKernel::new((bytes_per_item * n as f64) as usize, true);
         for (op, batched) in [(7, false), (8, true)] {
-            rates[op][ti] = best(&mut || {
+            (rates[op][ti], cpu[op][ti]) = best(&mut || {
                 rate(t, l.next_multiple_of(BLOCK as u64), |lo, hi| {
                     let mut hashes = [0u64; BLOCK];
                     for b in (lo..hi).step_by(BLOCK) {
@@ -247,11 +281,14 @@ fn measure(exp: u32, threads: &[usize]) -> Row {
     Row {
         exp,
         rates,
+        cpu,
         bytes_per_item,
     }
 }
 
-fn table(rows: &[Row], threads: &[usize]) -> String {
+/// The rates (millions per second), or with `cpu` the CPU nanoseconds per
+/// operation, all threads.
+fn markdown(rows: &[Row], threads: &[usize], cpu: bool) -> String {
     let mut s = String::from("| items | threads |");
     for op in OPS {
         let _ = write!(s, " {op} |");
@@ -262,8 +299,12 @@ fn table(rows: &[Row], threads: &[usize]) -> String {
     for r in rows {
         for (ti, t) in threads.iter().enumerate() {
             let _ = write!(s, "| 10^{} | {t} |", r.exp);
-            for op in &r.rates {
-                let _ = write!(s, " {:.1} |", op[ti] / 1e6);
+            for (rate, ns) in r.rates.iter().zip(&r.cpu) {
+                let _ = if cpu {
+                    write!(s, " {:.0} |", ns[ti])
+                } else {
+                    write!(s, " {:.1} |", rate[ti] / 1e6)
+                };
             }
             let _ = writeln!(s, " {:.2} |", r.bytes_per_item);
         }
@@ -282,19 +323,26 @@ fn ratios(rows: &[Row], threads: &[usize]) -> String {
         return String::new();
     };
     let mut s = String::from(
-        "| items | bulk 2 thr / insert 1 thr | bulk 2 / 1 thr | insert 2 / 1 thr | limit 2 / 1 thr | limit batch 2 / 1 thr |\n|---|---:|---:|---:|---:|---:|\n",
+        "| items | bulk 2 thr / insert 1 thr | bulk 2 / 1 thr | insert 2 / 1 thr | limit 2 / 1 thr | \
+         limit batch 2 / 1 thr | by CPU time: bulk 2 thr / insert 1 thr | bulk 2 / 1 thr |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in rows {
         let x = |op: usize, a: usize, b: usize| r.rates[op][a] / r.rates[op][b];
+        // With two whole cores, two threads of a given CPU time per item
+        // would run at twice the rate its reciprocal gives.
+        let by_cpu = |op: usize, t: usize| threads[t] as f64 / r.cpu[op][t];
         let _ = writeln!(
             s,
-            "| 10^{} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| 10^{} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             r.exp,
             r.rates[1][two] / r.rates[0][one],
             x(1, two, one),
             x(0, two, one),
             x(7, two, one),
-            x(8, two, one)
+            x(8, two, one),
+            by_cpu(1, two) / by_cpu(0, one),
+            by_cpu(1, two) / by_cpu(1, one),
         );
     }
     s
@@ -392,8 +440,10 @@ fn main() {
         .iter()
         .map(|&e| measure(e, &args.threads))
         .collect();
-    let table = table(&rows, &args.threads);
+    let table = markdown(&rows, &args.threads, false);
+    let cpu_table = markdown(&rows, &args.threads, true);
     let ratios = ratios(&rows, &args.threads);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let machine = machine();
     let date = std::process::Command::new("date")
         .args(["-u", "+%Y-%m-%d %H:%M UTC"])
@@ -404,12 +454,17 @@ fn main() {
         "cargo run --release -p benchmarks --example scaling -- {}",
         std::env::args().skip(1).collect::<Vec<_>>().join(" ")
     );
-    println!("{table}\n{ratios}");
+    println!("{table}\n{cpu_table}\n{ratios}");
     let md = format!(
-        "Millions of operations per second, all threads together; `bytes/item` is \
-         the table's memory over the items it was sized for.\n\n\
-         Command: `{}`  \nMachine: {machine}  \nDate: {date}\n\n{table}\n{ratios}",
-        command.trim_end()
+        "Command: `{}`  \nMachine: {machine}  \nDate: {date}; load average at the end \
+         (1, 5, 15 min): {}\n\n\
+         Millions of operations per second, all threads together; `bytes/item` is \
+         the table's memory over the items it was sized for.\n\n{table}\n\
+         CPU time per operation in nanoseconds, all threads together:\n\n{cpu_table}\n\
+         Ratios (the last two from CPU time: what two threads would reach with two \
+         whole cores):\n\n{ratios}",
+        command.trim_end(),
+        load.split_whitespace().take(3).collect::<Vec<_>>().join(", ")
     );
     std::fs::create_dir_all(&args.out).expect("--out: cannot create the directory");
     let path = args.out.join("scaling.md");
