@@ -93,12 +93,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Loads `range` into `filter` with one `par_insert_all` call, so that the
-/// table is swept once, in table order, drawing a progress bar on stderr.
+/// Loads `range` into `filter` with one `par_insert_all` call, which sweeps
+/// the table in table order once per pass of its scratch budget, drawing a
+/// progress bar on stderr.
 ///
-/// The bar counts the items as `par_insert_all` takes them from the iterator,
-/// which is its first pass (hashing); the sort into table order and the sweep
-/// follow with the bar full, under the message it then shows.
+/// The bar counts the items as `par_insert_all` takes them from the iterator;
+/// it inserts them a pass at a time, so the bar runs ahead of the inserts by
+/// at most a pass per thread (the budget: 16 M items of this size), and the
+/// last passes are inserted with the bar full.
 fn load(
     filter: &CuckooFilter,
     range: std::ops::Range<u64>,
@@ -111,7 +113,7 @@ fn load(
     let bar = ProgressBar::new(total)
         .with_style(style)
         .with_prefix(name.to_string())
-        .with_message("hashing");
+        .with_message("loading");
     bar.enable_steady_tick(Duration::from_millis(100));
     let items = range.into_par_iter().map_init(
         || Counter::new(&bar),

@@ -1,31 +1,66 @@
-//! Parallel bulk loading with rayon: [`CuckooFilter::par_insert_all`] and
-//! [`ParallelExtend`].
+//! Parallel bulk loading with rayon: [`CuckooFilter::par_insert_all`],
+//! [`CuckooFilter::par_insert_all_with`] and [`ParallelExtend`].
 //!
 //! On a table larger than the caches, an insert loop pays a cache miss (and a
 //! TLB miss) per item, and cannot overlap them: an insert's compare-and-swap is
 //! a locked instruction, a full barrier on x86-64, so the next item's load
-//! waits for it. A bulk load knows all its items in advance, so it inserts
-//! them in table order instead:
+//! waits for it. A bulk load sees many items before it inserts them, so it
+//! inserts them in table order instead, in passes through a scratch buffer of
+//! bounded size:
 //!
-//! 1. hash the items (in parallel);
-//! 2. split the hashes into one chunk per thread, and partition each chunk by
-//!    the top [`FIRST_BITS`] bits of the bucket-choosing half of the hash
-//!    (a counting sort; the first bucket, `(low32 · n) >> 32`, grows with
-//!    `low32`, so partition `p` covers a contiguous range of buckets);
-//! 3. for each partition (in parallel: partitions cover disjoint ranges of the
-//!    table), order its hashes by the next [`SECOND_BITS`] bits, in a buffer
-//!    that stays in cache, and insert them in that order.
+//! 1. each rayon task hashes its items as they come into a buffer of its own
+//!    (the items are never collected first);
+//! 2. when the buffer holds its share of the budget, the task sorts the
+//!    hashes into table order in place: by the top [`FIRST_BITS`] bits of the
+//!    bucket-choosing half of the hash (the first bucket, `(low32 · n) >> 32`,
+//!    grows with `low32`), then each of those partitions, small enough to stay
+//!    in cache, by the next [`SECOND_BITS`] bits; both are in-place counting
+//!    sorts (American flag sorts), so the hashes are the only scratch;
+//! 3. it inserts the pass in that order, asking for each item's second bucket
+//!    (anywhere in the table) [`AHEAD`] items early, counts the pass in once,
+//!    and empties the buffer for the next pass; the last, partial pass is
+//!    flushed when the task runs out of items.
 //!
-//! The inserts then sweep the table front to back: the hardware prefetcher
-//! streams the bucket lines in, and each insert finds its bucket in cache. Items
-//! are counted once per partition rather than once each, so loading cores do
-//! not take turns at the count's cache lines. The inserts are the same
-//! lock-free protocol as [`CuckooFilter::insert`]: other threads may use the
-//! filter meanwhile, and an item that does not fit changes nothing.
+//! Each pass sweeps the table front to back: the hardware prefetcher streams
+//! the first buckets in, and each insert finds its bucket in cache. What is
+//! left is the same for a loop of [`CuckooFilter::insert`]: the second
+//! buckets, and the path searches of a nearly full table, which read buckets
+//! all over it. On the 2-core CI machine (300 MiB of L3) a load of 3·10⁸
+//! keys on one thread took 36 CPU-seconds against 40 for the insert loop,
+//! and a budget of 64 MiB 39, of 1 GiB 37: the default is as dense as helps.
+//! The inserts are the same lock-free protocol as [`CuckooFilter::insert`]:
+//! other threads may use the filter meanwhile, and an item that does not fit
+//! changes nothing.
 //!
-//! Scratch memory: two `u64` per item (the hashes and their partitioned copy),
-//! plus the items themselves when [`CuckooFilter::par_insert_all`] must be able
-//! to give back the ones that do not fit.
+//! # The budget
+//!
+//! [`BulkOptions::scratch_bytes`] bounds the items held at once, over all
+//! tasks of one load: each held item costs a `u64` hash plus, for
+//! `par_insert_all`, the item itself (`size_of::<T>()`; whatever the item owns
+//! on the heap it owned before the load too). A task reserves its share of the
+//! budget (the budget divided by rayon's threads) from a counter when it first
+//! needs room and returns it when it finishes; a task that finds the budget
+//! spent inserts its items one at a time as they come, with no scratch at
+//! all. That happens only when making an item is parallel work of its own (a
+//! `map` whose closure uses rayon): a thread that waits for that work runs
+//! other tasks meanwhile, so more tasks than threads can be live. So
+//! the held items never exceed the budget, whatever rayon's scheduling. Besides
+//! the budget, each task keeps the sorts' counters (about 260 KiB).
+//!
+//! Tables smaller than [`SORT_MIN_TABLE_BYTES`] are loaded in the order the
+//! items come (they stay in the caches; sorting would only cost time), and so
+//! are passes of fewer than [`SORT_MIN_ITEMS`] items.
+//!
+//! # Items that do not fit
+//!
+//! A pass remembers the hashes that did not fit. When there are some, it finds
+//! their items by hashing the pass's items again, and moves them into the
+//! result: [`BulkInsertError::into_failed`] gives them back. They are held
+//! outside the budget, in one `Vec<T>` per task, joined at the end, since the
+//! caller asked for every one of them; on a filter much smaller than the
+//! load most items come back, so their memory is that of the items.
+//! `par_extend`, which cannot give items back, holds none: it counts them and
+//! panics at the end.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
@@ -34,17 +69,22 @@ use rayon::prelude::*;
 
 use crate::error::{BulkInsertError, InsertError};
 use crate::fingerprint::Width;
+use crate::sync::{AtomicUsize, Ordering};
 use crate::table::dispatch;
+use crate::table::Reach;
 use crate::table::Table;
 use crate::{CuckooFilter, GrowableCuckooFilter};
 
 /// Bits of the bucket-choosing half of the hash that pick the partition:
-/// 2048 partitions, each a 1/2048 of the table (256 KiB of a 512 MiB table).
-const FIRST_BITS: u32 = 11;
+/// 256 partitions, whose write fronts the in-place sort keeps in as many
+/// pages, few enough for the TLB (with 2048, a pass of 10^8 items sorted
+/// about a tenth slower on one thread). A pass of a few million hashes has
+/// partitions of some ten thousand, which the second sort orders in L2.
+const FIRST_BITS: u32 = 8;
 
 /// Bits that order the hashes within a partition: the order is then exact to
 /// 2^-22 of the table, a cache line or two on tables of a few GiB.
-const SECOND_BITS: u32 = 11;
+const SECOND_BITS: u32 = 14;
 
 /// Tables smaller than this are loaded in the order the items come: they stay
 /// in the caches, and sorting would only cost time. (Under Miri, this and the
@@ -52,11 +92,209 @@ const SECOND_BITS: u32 = 11;
 /// smaller than the usual ones, take the sorted path and run several tasks.)
 const SORT_MIN_TABLE_BYTES: usize = if cfg!(miri) { 16 << 10 } else { 4 << 20 };
 
-/// Fewer items than this are loaded in the order they come.
+/// Passes of fewer items than this are loaded in the order they come.
 const SORT_MIN_ITEMS: usize = if cfg!(miri) { 1 << 10 } else { 1 << 15 };
 
-/// Items per task when loading in arrival order.
+/// Items inserted one at a time between two updates of the count, when a
+/// task loads in arrival order.
 const CHUNK: usize = if cfg!(miri) { 64 } else { 4096 };
+
+/// How a bulk load may use memory: the setting of
+/// [`CuckooFilter::par_insert_all_with`]. [`Default`] is
+/// [`BulkOptions::new`].
+///
+/// ```
+/// use lockfree_cuckoo_filter::{BulkOptions, CuckooFilter};
+///
+/// let f = CuckooFilter::with_capacity(1_000_000);
+/// // At most 16 MiB of hashes and items held at once, however many items come.
+/// let options = BulkOptions::new().scratch_bytes(16 << 20);
+/// assert_eq!(f.par_insert_all_with(0..1_000_000u64, options), Ok(1_000_000));
+/// assert_eq!(BulkOptions::default(), BulkOptions::new());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BulkOptions {
+    scratch_bytes: usize,
+}
+
+impl BulkOptions {
+    /// The scratch budget of [`BulkOptions::new`] (and of
+    /// [`par_insert_all`](CuckooFilter::par_insert_all) and `par_extend`):
+    /// 256 MiB, 32 Mi hashes. On a table of a few GiB that is a pass of one
+    /// item per 8 to 16 buckets, dense enough that the sweep streams; and it
+    /// is small beside the table whenever the table is large enough for
+    /// sorting to matter.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::BulkOptions;
+    /// assert_eq!(BulkOptions::DEFAULT_SCRATCH_BYTES, 256 << 20);
+    /// ```
+    pub const DEFAULT_SCRATCH_BYTES: usize = 256 << 20;
+
+    /// The default options: a scratch budget of
+    /// [`DEFAULT_SCRATCH_BYTES`](Self::DEFAULT_SCRATCH_BYTES).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::BulkOptions;
+    /// let options = BulkOptions::new();
+    /// assert_eq!(options.scratch_limit(), BulkOptions::DEFAULT_SCRATCH_BYTES);
+    /// ```
+    pub const fn new() -> Self {
+        Self {
+            scratch_bytes: Self::DEFAULT_SCRATCH_BYTES,
+        }
+    }
+
+    /// The most memory the load holds at once for the items it has taken but
+    /// not yet inserted, over all its tasks: a `u64` hash per item, plus the
+    /// item (`size_of::<T>()`) where the load must be able to give it back.
+    /// A budget smaller than one item loads the items one at a time as they
+    /// come (no sorting, no scratch). Besides it: the sorts' counters (about
+    /// 260 KiB per task), and the items that did not fit, which are the
+    /// result.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{BulkOptions, CuckooFilter};
+    ///
+    /// let f = CuckooFilter::with_capacity(100_000);
+    /// let tight = BulkOptions::new().scratch_bytes(64 << 10);
+    /// assert_eq!(f.par_insert_all_with(0..100_000u32, tight), Ok(100_000));
+    /// assert_eq!(tight.scratch_limit(), 64 << 10);
+    /// ```
+    pub const fn scratch_bytes(mut self, bytes: usize) -> Self {
+        self.scratch_bytes = bytes;
+        self
+    }
+
+    /// The scratch budget in bytes, as set by
+    /// [`scratch_bytes`](Self::scratch_bytes).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::BulkOptions;
+    /// assert_eq!(BulkOptions::new().scratch_bytes(1 << 20).scratch_limit(), 1 << 20);
+    /// ```
+    pub const fn scratch_limit(&self) -> usize {
+        self.scratch_bytes
+    }
+
+    /// The budget in items of `bytes_each` bytes.
+    fn items(&self, bytes_each: usize) -> usize {
+        self.scratch_bytes / bytes_each.max(1)
+    }
+}
+
+impl Default for BulkOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a load's scratch did, for the tests of its budget
+/// ([`test_hooks`](crate::test_hooks)): measured only with the `test-hooks`
+/// feature (without it, every figure is zero and measuring costs nothing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(not(feature = "test-hooks"), allow(dead_code, unreachable_pub))]
+pub struct ScratchStats {
+    /// The most items held in scratch buffers at once, over all tasks.
+    pub peak_items: usize,
+    /// Passes flushed (sorted or not).
+    pub passes: usize,
+    /// Items in the largest pass.
+    pub largest_pass: usize,
+}
+
+/// The counters behind [`ScratchStats`]: one atomic update per item held,
+/// so only under `test-hooks`.
+#[derive(Default)]
+struct Meter {
+    #[cfg(feature = "test-hooks")]
+    held: AtomicUsize,
+    #[cfg(feature = "test-hooks")]
+    peak: AtomicUsize,
+    #[cfg(feature = "test-hooks")]
+    passes: AtomicUsize,
+    #[cfg(feature = "test-hooks")]
+    largest: AtomicUsize,
+}
+
+// Relaxed throughout: the meter orders nothing, and its figures are read
+// after the load's tasks have joined.
+impl Meter {
+    #[inline(always)]
+    fn hold(&self) {
+        #[cfg(feature = "test-hooks")]
+        {
+            let now = self.held.fetch_add(1, Ordering::Relaxed) + 1;
+            self.peak.fetch_max(now, Ordering::Relaxed);
+        }
+    }
+
+    fn pass(&self, _items: usize) {
+        #[cfg(feature = "test-hooks")]
+        {
+            self.held.fetch_sub(_items, Ordering::Relaxed);
+            self.passes.fetch_add(1, Ordering::Relaxed);
+            self.largest.fetch_max(_items, Ordering::Relaxed);
+        }
+    }
+
+    fn stats(&self) -> ScratchStats {
+        #[cfg(feature = "test-hooks")]
+        {
+            ScratchStats {
+                peak_items: self.peak.load(Ordering::Relaxed),
+                passes: self.passes.load(Ordering::Relaxed),
+                largest_pass: self.largest.load(Ordering::Relaxed),
+            }
+        }
+        #[cfg(not(feature = "test-hooks"))]
+        ScratchStats::default()
+    }
+}
+
+/// The items of scratch not yet reserved by a task.
+struct Budget {
+    free: AtomicUsize,
+    /// What one task reserves: the budget over rayon's threads.
+    share: usize,
+}
+
+impl Budget {
+    fn new(items: usize) -> Self {
+        let threads = rayon::current_num_threads().max(1);
+        Self {
+            free: AtomicUsize::new(items),
+            share: (items / threads).max(1),
+        }
+    }
+
+    /// Reserves up to a share; 0 when the budget is spent. Relaxed: the
+    /// counter guards no data, only how much memory tasks may hold, and a
+    /// compare-and-swap fails only because another task reserved or returned
+    /// room meanwhile.
+    fn take(&self) -> usize {
+        let mut free = self.free.load(Ordering::Relaxed);
+        loop {
+            let n = free.min(self.share);
+            if n == 0 {
+                return 0;
+            }
+            match self.free.compare_exchange_weak(
+                free,
+                free - n,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return n,
+                Err(now) => free = now,
+            }
+        }
+    }
+
+    fn give_back(&self, n: usize) {
+        self.free.fetch_add(n, Ordering::Relaxed);
+    }
+}
 
 /// The partition of a hash.
 #[inline(always)]
@@ -70,10 +308,49 @@ fn second_key(hash: u64) -> usize {
     ((hash as u32 >> (32 - FIRST_BITS - SECOND_BITS)) & ((1 << SECOND_BITS) - 1)) as usize
 }
 
-/// Inserted count and the hashes that did not fit.
-type Loaded = (usize, Vec<u64>);
+/// Orders `v` by `key` (`0..keys`) in place, and leaves in `starts` where each
+/// key's run begins (`starts[keys]` is `v.len()`): an American flag sort, one
+/// counting pass, then every hash swapped straight into its key's run.
+fn sort_by_key_in_place(
+    v: &mut [u64],
+    keys: usize,
+    key: impl Fn(u64) -> usize,
+    starts: &mut Vec<usize>,
+    next: &mut Vec<usize>,
+) {
+    starts.clear();
+    starts.resize(keys + 1, 0);
+    for &h in v.iter() {
+        starts[key(h) + 1] += 1;
+    }
+    for k in 0..keys {
+        starts[k + 1] += starts[k];
+    }
+    next.clear();
+    next.extend_from_slice(&starts[..keys]);
+    for k in 0..keys {
+        let end = starts[k + 1];
+        while next[k] < end {
+            // Carry the hash out of the next unsorted slot of run `k` to its
+            // own run, taking the hash found there along, until one belongs
+            // to `k`: each swap puts one hash in its run for good.
+            let mut h = v[next[k]];
+            let mut kh = key(h);
+            while kh != k {
+                std::mem::swap(&mut h, &mut v[next[kh]]);
+                next[kh] += 1;
+                kh = key(h);
+            }
+            v[next[k]] = h;
+            next[k] += 1;
+        }
+    }
+}
 
-fn merge(a: Loaded, b: Loaded) -> Loaded {
+/// Inserted count and the items that did not fit.
+type Loaded<T> = (usize, Vec<T>);
+
+fn merge<T>(a: Loaded<T>, b: Loaded<T>) -> Loaded<T> {
     (a.0 + b.0, concat(a.1, b.1))
 }
 
@@ -87,10 +364,14 @@ fn concat<T>(mut a: Vec<T>, mut b: Vec<T>) -> Vec<T> {
     a
 }
 
-/// Inserts `hashes` in the order given; counts them in once.
-fn insert_run<W: Width>(table: &Table<W>, hashes: impl Iterator<Item = u64>, key: u64) -> Loaded {
+/// Inserts `hashes` in the order given, without counting them; pushes the
+/// ones that do not fit onto `failed` and returns how many went in.
+fn insert_run<W: Width>(
+    table: &Table<W>,
+    hashes: impl Iterator<Item = u64>,
+    failed: &mut Vec<u64>,
+) -> usize {
     let mut inserted = 0;
-    let mut failed = Vec::new();
     for h in hashes {
         if table.insert_uncounted(table.position(h)).is_ok() {
             inserted += 1;
@@ -98,100 +379,299 @@ fn insert_run<W: Width>(table: &Table<W>, hashes: impl Iterator<Item = u64>, key
             failed.push(h);
         }
     }
-    table.count_in(key, inserted);
-    (inserted, failed)
+    inserted
 }
 
-/// A chunk of hashes, counting-sorted by partition: partition `p` is
-/// `sorted[starts[p]..starts[p + 1]]`.
-struct Partitioned {
-    sorted: Vec<u64>,
+/// How many items ahead [`insert_sorted`] asks for a second bucket.
+const AHEAD: usize = 16;
+
+/// [`insert_run`] for hashes in table order. Their first buckets come in
+/// order, so the hardware prefetcher streams them in; their second buckets,
+/// where an insert goes when the first is full (most of them, towards the
+/// end of a load), are anywhere in the table. So the second bucket of the
+/// item [`AHEAD`] places on is requested now, to overlap its miss with the
+/// inserts between.
+fn insert_sorted<W: Width>(table: &Table<W>, hashes: &[u64], failed: &mut Vec<u64>) -> usize {
+    for &h in hashes.iter().take(AHEAD) {
+        table.prefetch_bucket(table.position(h).i2, Reach::Later);
+    }
+    let mut inserted = 0;
+    for (k, &h) in hashes.iter().enumerate() {
+        if let Some(&ahead) = hashes.get(k + AHEAD) {
+            table.prefetch_bucket(table.position(ahead).i2, Reach::Later);
+        }
+        if table.insert_uncounted(table.position(h)).is_ok() {
+            inserted += 1;
+        } else {
+            failed.push(h);
+        }
+    }
+    inserted
+}
+
+/// Moves out of a pass's `items` those to give back for the `failed` hashes
+/// (one per hash), into `out`; drops the rest.
+trait GiveBack<T>: Fn(&mut Vec<T>, &[u64], &mut Vec<T>) + Sync {}
+
+impl<T, F: Fn(&mut Vec<T>, &[u64], &mut Vec<T>) + Sync> GiveBack<T> for F {}
+
+/// One task's share of a load: its scratch buffer, the pass in it, and what
+/// it has loaded so far.
+struct Pass<'a, W: Width, T, G> {
+    table: &'a Table<W>,
+    budget: &'a Budget,
+    meter: &'a Meter,
+    give_back: &'a G,
+    /// Whether passes are sorted (the table is large enough).
+    sort: bool,
+    /// Items of the budget this task holds (0: none yet, or none left).
+    room: usize,
+    /// Whether the task has asked the budget for room.
+    asked: bool,
+    hashes: Vec<u64>,
+    items: Vec<T>,
+    /// Inserted one at a time with no scratch, not yet counted in.
+    uncounted: usize,
+    inserted: usize,
+    failed: Vec<T>,
+    /// The sorts' counters, the partitions' bounds, and the failed hashes
+    /// of a pass.
     starts: Vec<usize>,
+    next: Vec<usize>,
+    parts: Vec<usize>,
+    failed_hashes: Vec<u64>,
 }
 
-impl Partitioned {
-    fn new(hashes: &[u64]) -> Self {
-        let parts = 1 << FIRST_BITS;
-        let mut starts = vec![0usize; parts + 1];
-        for &h in hashes {
-            starts[first_key(h) + 1] += 1;
+impl<'a, W: Width, T, G: GiveBack<T>> Pass<'a, W, T, G> {
+    fn new(
+        table: &'a Table<W>,
+        budget: &'a Budget,
+        meter: &'a Meter,
+        give_back: &'a G,
+        sort: bool,
+    ) -> Self {
+        Self {
+            table,
+            budget,
+            meter,
+            give_back,
+            sort,
+            room: 0,
+            asked: false,
+            hashes: Vec::new(),
+            items: Vec::new(),
+            uncounted: 0,
+            inserted: 0,
+            failed: Vec::new(),
+            starts: Vec::new(),
+            next: Vec::new(),
+            parts: Vec::new(),
+            failed_hashes: Vec::new(),
         }
-        for p in 0..parts {
-            starts[p + 1] += starts[p];
-        }
-        let mut next = starts.clone();
-        let mut sorted = vec![0u64; hashes.len()];
-        for &h in hashes {
-            let slot = &mut next[first_key(h)];
-            sorted[*slot] = h;
-            *slot += 1;
-        }
-        Self { sorted, starts }
     }
 
-    fn part(&self, p: usize) -> &[u64] {
-        &self.sorted[self.starts[p]..self.starts[p + 1]]
+    /// Takes and returns the task's state boxed: rayon's `fold` moves its
+    /// accumulator through every call, and a pointer is cheaper to move than
+    /// the state (the move was a sixth of a load's time).
+    #[inline]
+    fn push(mut self: Box<Self>, (hash, item): (u64, T)) -> Box<Self> {
+        if !self.asked {
+            self.asked = true;
+            self.room = self.budget.take();
+            self.hashes.reserve_exact(self.room);
+            if std::mem::size_of::<T>() > 0 {
+                self.items.reserve_exact(self.room);
+            }
+        }
+        if self.room == 0 {
+            // No scratch: insert it now.
+            if self
+                .table
+                .insert_uncounted(self.table.position(hash))
+                .is_ok()
+            {
+                self.uncounted += 1;
+                if self.uncounted == CHUNK {
+                    self.table.count_in(hash, self.uncounted);
+                    self.inserted += self.uncounted;
+                    self.uncounted = 0;
+                }
+            } else {
+                self.failed.push(item);
+            }
+            return self;
+        }
+        self.hashes.push(hash);
+        self.items.push(item);
+        self.meter.hold();
+        if self.hashes.len() >= self.room {
+            self.flush();
+        }
+        self
+    }
+
+    /// Inserts the pass held, in table order if it is large enough, and
+    /// empties the buffer.
+    fn flush(&mut self) {
+        let n = self.hashes.len();
+        if n == 0 {
+            return;
+        }
+        let table = self.table;
+        let failed = &mut self.failed_hashes;
+        let inserted = if self.sort && n >= SORT_MIN_ITEMS {
+            let (starts, next) = (&mut self.starts, &mut self.next);
+            sort_by_key_in_place(&mut self.hashes, 1 << FIRST_BITS, first_key, starts, next);
+            // The partitions' bounds move to `parts`, freeing `starts` for
+            // the second sort.
+            std::mem::swap(starts, &mut self.parts);
+            let mut inserted = 0;
+            for p in 0..1 << FIRST_BITS {
+                let part = &mut self.hashes[self.parts[p]..self.parts[p + 1]];
+                sort_by_key_in_place(part, 1 << SECOND_BITS, second_key, starts, next);
+                inserted += insert_sorted(table, part, failed);
+            }
+            inserted
+        } else {
+            insert_run(table, self.hashes.iter().copied(), failed)
+        };
+        table.count_in(self.hashes[0], inserted);
+        self.inserted += inserted;
+        if self.failed_hashes.is_empty() {
+            self.items.clear();
+        } else {
+            (self.give_back)(&mut self.items, &self.failed_hashes, &mut self.failed);
+            self.items.clear();
+            self.failed_hashes.clear();
+        }
+        self.hashes.clear();
+        self.meter.pass(n);
+    }
+
+    /// Flushes the last pass, returns the room to the budget, and gives the
+    /// task's result.
+    fn finish(mut self: Box<Self>) -> Loaded<T> {
+        self.flush();
+        self.budget.give_back(self.room);
+        if self.uncounted > 0 {
+            self.table.count_in(self.inserted as u64, self.uncounted);
+            self.inserted += self.uncounted;
+        }
+        (self.inserted, self.failed)
     }
 }
 
-/// Loads `hashes` into `table` (see the module documentation).
-fn load<W: Width>(table: &Table<W>, hashes: Vec<u64>) -> Loaded {
-    if hashes.len() < SORT_MIN_ITEMS || table.memory_usage() < SORT_MIN_TABLE_BYTES {
-        return hashes
-            .par_chunks(CHUNK)
-            .enumerate()
-            .map(|(k, c)| insert_run(table, c.iter().copied(), k as u64))
-            .reduce(|| (0, Vec::new()), merge);
-    }
-    let chunk = hashes.len().div_ceil(rayon::current_num_threads().max(1));
-    let chunks: Vec<Partitioned> = hashes.par_chunks(chunk).map(Partitioned::new).collect();
-    drop(hashes);
-    (0..1usize << FIRST_BITS)
-        .into_par_iter()
-        .map_init(
-            || (vec![0usize; (1 << SECOND_BITS) + 1], Vec::new()),
-            |(starts, ordered), p| {
-                // Counting sort of the partition's hashes, from every chunk.
-                starts.fill(0);
-                let parts = || chunks.iter().flat_map(|c| c.part(p).iter().copied());
-                for h in parts() {
-                    starts[second_key(h) + 1] += 1;
-                }
-                for k in 0..1 << SECOND_BITS {
-                    starts[k + 1] += starts[k];
-                }
-                ordered.clear();
-                ordered.resize(starts[1 << SECOND_BITS], 0);
-                for h in parts() {
-                    let slot = &mut starts[second_key(h)];
-                    ordered[*slot] = h;
-                    *slot += 1;
-                }
-                insert_run(table, ordered.iter().copied(), p as u64)
-            },
+/// Loads `(hash, item)` pairs into `table` through at most `budget_items`
+/// of scratch (see the module documentation).
+fn load<W: Width, T: Send>(
+    table: &Table<W>,
+    items: impl ParallelIterator<Item = (u64, T)>,
+    budget_items: usize,
+    give_back: &impl GiveBack<T>,
+    meter: &Meter,
+) -> Loaded<T> {
+    let sort = table.memory_usage() >= SORT_MIN_TABLE_BYTES;
+    let budget = Budget::new(if sort { budget_items } else { 0 });
+    items
+        .fold(
+            || Box::new(Pass::new(table, &budget, meter, give_back, sort)),
+            Pass::push,
         )
+        .map(Pass::finish)
         .reduce(|| (0, Vec::new()), merge)
 }
 
 impl<S: BuildHasher + Sync> CuckooFilter<S> {
-    /// Loads hashes; returns the number inserted and the hashes that did not
-    /// fit.
-    fn par_load_hashes(&self, hashes: Vec<u64>) -> Loaded {
-        dispatch!(&self.table, t => load(t, hashes))
+    /// [`par_insert_all_with`](Self::par_insert_all_with), also giving what
+    /// its scratch did.
+    pub(crate) fn par_insert_all_metered<T, I>(
+        &self,
+        items: I,
+        options: BulkOptions,
+    ) -> (Result<usize, BulkInsertError<T>>, ScratchStats)
+    where
+        T: Hash + Send,
+        I: IntoParallelIterator<Item = T>,
+    {
+        let meter = Meter::default();
+        let budget = options.items(8 + std::mem::size_of::<T>());
+        // Give back one item per hash that did not fit. Items with equal
+        // hashes are the same item to the filter, so any of them will do.
+        let give_back = |items: &mut Vec<T>, failed: &[u64], out: &mut Vec<T>| {
+            let mut owed: HashMap<u64, usize> = HashMap::with_capacity(failed.len());
+            for &h in failed {
+                *owed.entry(h).or_default() += 1;
+            }
+            out.extend(items.drain(..).filter(
+                |item| match owed.get_mut(&self.hasher.hash_one(item)) {
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        true
+                    }
+                    _ => false,
+                },
+            ));
+        };
+        let pairs = items
+            .into_par_iter()
+            .map(|item| (self.hasher.hash_one(&item), item));
+        let (inserted, failed) =
+            dispatch!(&self.table, t => load(t, pairs, budget, &give_back, &meter));
+        let result = if failed.is_empty() {
+            Ok(inserted)
+        } else {
+            Err(BulkInsertError {
+                inserted,
+                failed,
+                reason: InsertError::Full,
+            })
+        };
+        (result, meter.stats())
     }
 
-    /// Inserts every item, in parallel on the current rayon thread pool.
-    /// `Ok(n)` when all `n` items went in. When the filter fills up, the items
-    /// that fit are inserted and stay, and the error gives back the others
-    /// ([`BulkInsertError::into_failed`]) with the number inserted: nothing is
-    /// lost, and as with [`insert`](Self::insert) no item already in the filter
-    /// is evicted.
+    /// [`ParallelExtend::par_extend`]'s load with `options`, also giving
+    /// what its scratch did: the number inserted and the number that did not
+    /// fit.
+    pub(crate) fn par_extend_metered<T, I>(
+        &self,
+        items: I,
+        options: BulkOptions,
+    ) -> (usize, usize, ScratchStats)
+    where
+        T: Hash + Send,
+        I: IntoParallelIterator<Item = T>,
+    {
+        let meter = Meter::default();
+        let budget = options.items(8);
+        // Nothing to give back: `()` stands for each item that did not fit,
+        // and a `Vec<()>` is only a count.
+        let give_back = |items: &mut Vec<()>, failed: &[u64], out: &mut Vec<()>| {
+            items.clear();
+            out.resize(out.len() + failed.len(), ());
+        };
+        let pairs = items
+            .into_par_iter()
+            .map(|item| (self.hasher.hash_one(item), ()));
+        let (inserted, failed) =
+            dispatch!(&self.table, t => load(t, pairs, budget, &give_back, &meter));
+        (inserted, failed.len(), meter.stats())
+    }
+
+    /// Inserts every item, in parallel on the current rayon thread pool,
+    /// with the default [`BulkOptions`]. `Ok(n)` when all `n` items went in.
+    /// When the filter fills up, the items that fit are inserted and stay,
+    /// and the error gives back the others ([`BulkInsertError::into_failed`])
+    /// with the number inserted: nothing is lost, and as with
+    /// [`insert`](Self::insert) no item already in the filter is evicted.
     ///
     /// Faster than one [`insert`](Self::insert) per item even on one thread
     /// when the table is larger than the caches: the items are inserted in
-    /// table order, so the table is swept front to back instead of missing the
-    /// cache once per item. Scratch memory: 16 bytes per item, besides the
-    /// items, which are collected. Other threads may use the filter meanwhile.
+    /// passes in table order, so the table is swept front to back instead of
+    /// missing the cache once per item. The items are streamed, never
+    /// collected: scratch memory is bounded by
+    /// [`BulkOptions::DEFAULT_SCRATCH_BYTES`] however many items come (see
+    /// [`par_insert_all_with`](Self::par_insert_all_with) to set it). Other
+    /// threads may use the filter meanwhile.
     ///
     /// ```
     /// use rayon::prelude::*;
@@ -208,35 +688,43 @@ impl<S: BuildHasher + Sync> CuckooFilter<S> {
         T: Hash + Send,
         I: IntoParallelIterator<Item = T>,
     {
-        let (hashes, items): (Vec<u64>, Vec<T>) = items
-            .into_par_iter()
-            .map(|item| (self.hasher.hash_one(&item), item))
-            .unzip();
-        let (inserted, failed) = self.par_load_hashes(hashes);
-        if failed.is_empty() {
-            return Ok(inserted);
-        }
-        // Give back one item per hash that did not fit. Items with equal
-        // hashes are the same item to the filter, so any of them will do.
-        let mut owed: HashMap<u64, usize> = HashMap::with_capacity(failed.len());
-        for h in failed {
-            *owed.entry(h).or_default() += 1;
-        }
-        let failed = items
-            .into_iter()
-            .filter(|item| match owed.get_mut(&self.hasher.hash_one(item)) {
-                Some(n) if *n > 0 => {
-                    *n -= 1;
-                    true
-                }
-                _ => false,
-            })
-            .collect();
-        Err(BulkInsertError {
-            inserted,
-            failed,
-            reason: InsertError::Full,
-        })
+        self.par_insert_all_with(items, BulkOptions::new())
+    }
+
+    /// [`par_insert_all`](Self::par_insert_all) with a scratch budget of
+    /// one's own: at most [`BulkOptions::scratch_bytes`] of hashes and items
+    /// held at once (`8 + size_of::<T>()` bytes each), over all threads,
+    /// however many items come. The items that do not fit are given back
+    /// outside the budget, since they are the result: a pass that had some
+    /// hashes its own items again to find them, and moves them into the
+    /// error.
+    ///
+    /// A pass of `k` items into a table of `n` buckets touches about
+    /// `min(k, n)` bucket lines in table order; a budget of a few hundred MiB
+    /// keeps passes dense on tables of a few GiB. A smaller budget costs
+    /// speed, never correctness.
+    ///
+    /// ```
+    /// use rayon::prelude::*;
+    /// use lockfree_cuckoo_filter::{BulkOptions, CuckooFilter};
+    ///
+    /// let f = CuckooFilter::with_capacity(2_000_000);
+    /// // 10⁶ keys made on the fly, through 1 MiB of scratch (65 536 keys at a time).
+    /// let keys = (0..1_000_000u64).into_par_iter().map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    /// let options = BulkOptions::new().scratch_bytes(1 << 20);
+    /// assert_eq!(f.par_insert_all_with(keys, options), Ok(1_000_000));
+    /// assert!(f.contains(&0x9e37_79b9_7f4a_7c15u64));
+    /// ```
+    pub fn par_insert_all_with<T, I>(
+        &self,
+        items: I,
+        options: BulkOptions,
+    ) -> Result<usize, BulkInsertError<T>>
+    where
+        T: Hash + Send,
+        I: IntoParallelIterator<Item = T>,
+    {
+        self.par_insert_all_metered(items, options).0
     }
 }
 
@@ -248,10 +736,12 @@ impl<S: BuildHasher + Sync> GrowableCuckooFilter<S> {
     /// inserted and the first reason met ([`BulkInsertError::reason`]).
     ///
     /// Each item is one [`insert`](GrowableCuckooFilter::insert), run on
-    /// rayon's threads (the table-order loading of
+    /// rayon's threads as it comes: no scratch, and the items are never
+    /// collected (the table-order loading of
     /// [`CuckooFilter::par_insert_all`] needs a table that does not change
-    /// under it, and this one grows). Start from a capacity near the item
-    /// count to save growths. Other threads may use the filter meanwhile.
+    /// under it, and this one grows). Only the items that do not fit are held,
+    /// to give back. Start from a capacity near the item count to save
+    /// growths. Other threads may use the filter meanwhile.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
@@ -294,7 +784,9 @@ impl<S: BuildHasher + Sync> GrowableCuckooFilter<S> {
     }
 }
 
-/// Inserts the items in parallel, like [`CuckooFilter::par_insert_all`].
+/// Inserts the items in parallel, like [`CuckooFilter::par_insert_all`], in
+/// passes through the default scratch budget ([`BulkOptions`]: a `u64` per
+/// item held; the items themselves are not kept).
 ///
 /// # Panics
 ///
@@ -327,16 +819,11 @@ where
     where
         I: IntoParallelIterator<Item = T>,
     {
-        let hashes = par_iter
-            .into_par_iter()
-            .map(|item| self.hasher.hash_one(item))
-            .collect();
-        let (inserted, failed) = self.par_load_hashes(hashes);
-        if !failed.is_empty() {
+        let (inserted, failed, _) = self.par_extend_metered(par_iter, BulkOptions::new());
+        if failed > 0 {
             panic!(
-                "CuckooFilter::par_extend: the filter is full: {inserted} items inserted, {} did not fit \
-                 (use par_insert_all to get them back)",
-                failed.len()
+                "CuckooFilter::par_extend: the filter is full: {inserted} items inserted, {failed} did not fit \
+                 (use par_insert_all to get them back)"
             );
         }
     }
@@ -471,18 +958,49 @@ mod tests {
         assert_eq!(g.len(), n as usize);
     }
 
+    /// More tasks than threads asking for room: the shares handed out never
+    /// add up to more than the budget, and what is given back is handed out
+    /// again.
     #[test]
-    fn keys_order_by_bucket() {
-        let hashes = [u64::MAX, 0, 1 << 31, 5 << 20, u64::from(u32::MAX) << 32];
-        let p = Partitioned::new(&hashes);
-        let flat: Vec<u64> = (0..1 << FIRST_BITS)
-            .flat_map(|k| p.part(k).to_vec())
-            .collect();
-        let low: Vec<u32> = flat.iter().map(|&h| h as u32).collect();
-        assert!(low
-            .windows(2)
-            .all(|w| first_key(u64::from(w[0])) <= first_key(u64::from(w[1]))));
-        assert_eq!(flat.len(), hashes.len());
+    fn budget_hands_out_no_more_than_it_has() {
+        let threads = rayon::current_num_threads();
+        let budget = Budget::new(1000 * threads + 7);
+        let taken: Vec<usize> = (0..threads + 3).map(|_| budget.take()).collect();
+        assert_eq!(taken.iter().sum::<usize>(), 1000 * threads + 7);
+        assert!(taken.iter().all(|&t| t <= 1000 + 7 / threads));
+        assert_eq!(budget.take(), 0);
+        budget.give_back(taken[0]);
+        assert_eq!(budget.take(), taken[0]);
+        assert_eq!(budget.take(), 0);
+    }
+
+    #[test]
+    fn passes_sort_into_bucket_order_in_place() {
+        let mut rng = crate::test_rng::xorshift(7);
+        let mut hashes: Vec<u64> = (0..scaled(100_000)).map(|_| rng()).collect();
+        hashes.extend([u64::MAX, 0, 1 << 31, 5 << 20, u64::from(u32::MAX) << 32]);
+        let mut expected = hashes.clone();
+        let (mut starts, mut next) = (Vec::new(), Vec::new());
+        sort_by_key_in_place(
+            &mut hashes,
+            1 << FIRST_BITS,
+            first_key,
+            &mut starts,
+            &mut next,
+        );
+        let parts = starts.clone();
+        for p in 0..1 << FIRST_BITS {
+            let part = &mut hashes[parts[p]..parts[p + 1]];
+            assert!(part.iter().all(|&h| first_key(h) == p));
+            sort_by_key_in_place(part, 1 << SECOND_BITS, second_key, &mut starts, &mut next);
+        }
+        // Ordered by the top 22 bits of the low half, which order the first
+        // buckets; nothing lost or duplicated.
+        let top = |h: u64| (h as u32) >> (32 - FIRST_BITS - SECOND_BITS);
+        assert!(hashes.windows(2).all(|w| top(w[0]) <= top(w[1])));
+        hashes.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(hashes, expected);
         assert_eq!(
             second_key(5 << 20),
             5 << (20 - 10) & ((1 << SECOND_BITS) - 1)

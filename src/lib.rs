@@ -330,6 +330,8 @@ pub mod implementation {}
 
 pub use builder::Builder;
 #[cfg(feature = "rayon")]
+pub use bulk::BulkOptions;
+#[cfg(feature = "rayon")]
 pub use error::BulkInsertError;
 pub use error::{AllocError, BuildError, DecodeError, InsertError, MergeError};
 pub use filter::CuckooFilter;

@@ -19,6 +19,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(feature = "rayon")]
+pub use crate::bulk::ScratchStats;
 use crate::error::{BuildError, InsertError};
 use crate::fingerprint::FingerprintBits;
 use crate::{CuckooFilter, GrowableCuckooFilter};
@@ -196,4 +198,56 @@ impl ShardSlots {
     pub fn give_back(&self, k: usize) {
         self.0.give_back(k)
     }
+}
+
+/// [`par_insert_all_with`](CuckooFilter::par_insert_all_with), also giving
+/// what its scratch held, for the tests of the budget.
+///
+/// ```
+/// use lockfree_cuckoo_filter::{test_hooks, BulkOptions, CuckooFilter};
+///
+/// let f = CuckooFilter::with_capacity(2_000_000);
+/// let options = BulkOptions::new().scratch_bytes(16 * 50_000);
+/// let (loaded, scratch) = test_hooks::par_insert_all_scratch(&f, 0..1_000_000u64, options);
+/// assert_eq!(loaded, Ok(1_000_000));
+/// assert!(scratch.peak_items <= 50_000 && scratch.passes >= 20);
+/// ```
+#[cfg(feature = "rayon")]
+pub fn par_insert_all_scratch<S, T, I>(
+    filter: &CuckooFilter<S>,
+    items: I,
+    options: crate::BulkOptions,
+) -> (Result<usize, crate::BulkInsertError<T>>, ScratchStats)
+where
+    S: std::hash::BuildHasher + Sync,
+    T: std::hash::Hash + Send,
+    I: rayon::iter::IntoParallelIterator<Item = T>,
+{
+    filter.par_insert_all_metered(items, options)
+}
+
+/// `par_extend`'s load with `options` (`par_extend` itself uses the
+/// defaults): `(inserted, did not fit, what its scratch held)`.
+///
+/// ```
+/// use lockfree_cuckoo_filter::{test_hooks, BulkOptions, CuckooFilter};
+///
+/// let f = CuckooFilter::with_capacity(2_000_000);
+/// let options = BulkOptions::new().scratch_bytes(8 * 50_000);
+/// let (inserted, failed, scratch) = test_hooks::par_extend_scratch(&f, 0..1_000_000u64, options);
+/// assert_eq!((inserted, failed), (1_000_000, 0));
+/// assert!(scratch.peak_items <= 50_000);
+/// ```
+#[cfg(feature = "rayon")]
+pub fn par_extend_scratch<S, T, I>(
+    filter: &CuckooFilter<S>,
+    items: I,
+    options: crate::BulkOptions,
+) -> (usize, usize, ScratchStats)
+where
+    S: std::hash::BuildHasher + Sync,
+    T: std::hash::Hash + Send,
+    I: rayon::iter::IntoParallelIterator<Item = T>,
+{
+    filter.par_extend_metered(items, options)
 }

@@ -13,6 +13,7 @@
 pub mod bench_env;
 pub mod bulk_insert_and_query;
 mod concurrent;
+mod cpu;
 mod fill;
 mod hasher;
 mod keys;
@@ -22,6 +23,7 @@ mod single;
 mod subjects;
 mod tables;
 
+pub use cpu::cpu_seconds;
 pub use concurrent::{parse_threads, run_concurrent, Mix, RunLength, DEFAULT_THREADS};
 pub use fill::{fill, fill_alone, items_at};
 pub use hasher::{same_hash, Xxh3};

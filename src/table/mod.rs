@@ -43,7 +43,8 @@ use crate::fingerprint::{self as fpr, Width};
 use crate::sync::{AtomicU64, Ordering};
 use count::ItemCount;
 use front::Fronts;
-use memory::{prefetch, zeroed_blocks, Block, Reach};
+pub(crate) use memory::Reach;
+use memory::{prefetch, zeroed_blocks, Block};
 use relocation::{RelocationCounters, Snapshot};
 
 pub(crate) use any::{dispatch, with_width, AnyTable, Variant};

@@ -5,6 +5,8 @@
 use super::*;
 use plotters::prelude::*;
 
+use super::plot::{self, log_range, Area, Res};
+
 const IMPLS: [(&str, RGBColor); 8] = [
     (OURS, RGBColor(214, 39, 40)),
     ("atomic-cuckoo-filter", RGBColor(31, 119, 180)),
@@ -18,19 +20,6 @@ const IMPLS: [(&str, RGBColor); 8] = [
 
 fn color(name: &str) -> RGBColor {
     IMPLS.iter().find(|c| c.0 == name).map_or(BLACK, |c| c.1)
-}
-
-type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
-type Res<T> = Result<T, Box<dyn std::error::Error>>;
-
-fn log_range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = vals.fold((f64::MAX, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    if hi <= 0.0 {
-        return (0.1, 10.0);
-    }
-    let lo = 10f64.powf((lo / 1e6).log10().floor());
-    let hi = 10f64.powf((hi / 1e6).log10().ceil());
-    (lo, if hi > lo { hi } else { lo * 10.0 })
 }
 
 /// Grouped bars: one group per label, one bar per implementation present.
@@ -142,50 +131,18 @@ fn lines(
     threads: &[usize],
     series: &[(&'static str, Vec<f64>)],
 ) -> Res<()> {
-    let (lo, hi) = log_range(series.iter().flat_map(|s| s.1.iter().copied()));
-    let fmt = |x: &f64| {
-        let i = x.round();
-        if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < threads.len() {
-            format!("{} thr", threads[i as usize])
-        } else {
-            String::new()
-        }
-    };
-    let mut c = ChartBuilder::on(area)
-        .caption(title, ("sans-serif", 18))
-        .margin(8)
-        .x_label_area_size(28)
-        .y_label_area_size(60)
-        .build_cartesian_2d(-0.3..threads.len() as f64 - 0.7, (lo..hi).log_scale())?;
-    c.configure_mesh()
-        .disable_x_mesh()
-        .x_labels(threads.len() + 2)
-        .x_label_formatter(&fmt)
-        .y_desc("million ops/s, all threads (log)")
-        .draw()?;
-    for (name, ys) in series {
-        let col = color(name);
-        let pts: Vec<(f64, f64)> = ys
-            .iter()
-            .enumerate()
-            .filter(|p| *p.1 > 0.0)
-            .map(|(i, &y)| (i as f64, y / 1e6))
-            .collect();
-        c.draw_series(LineSeries::new(pts.clone(), col.stroke_width(2)))?
-            .label(*name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], col.stroke_width(2)));
-        c.draw_series(
-            pts.into_iter()
-                .map(move |p| Circle::new(p, 3, col.filled())),
-        )?;
-    }
-    c.configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 11))
-        .draw()?;
-    Ok(())
+    let xs: Vec<String> = threads.iter().map(|t| format!("{t} thr")).collect();
+    let series: Vec<_> = series
+        .iter()
+        .map(|(name, ys)| (name.to_string(), color(name), ys.clone()))
+        .collect();
+    plot::lines(
+        area,
+        title,
+        &xs,
+        "million ops/s, all threads (log)",
+        &series,
+    )
 }
 
 pub fn draw(path: &std::path::Path, res: &Results, cfg: &Config, machine: &str) -> Res<()> {

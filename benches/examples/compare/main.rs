@@ -58,6 +58,8 @@ mod bulk;
 mod chart;
 mod config;
 mod layouts;
+#[path = "../shared/plot.rs"]
+mod plot;
 
 use config::{Command, Config};
 
