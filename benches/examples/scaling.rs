@@ -464,7 +464,10 @@ fn main() {
          Ratios (the last two from CPU time: what two threads would reach with two \
          whole cores):\n\n{ratios}",
         command.trim_end(),
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(", ")
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     std::fs::create_dir_all(&args.out).expect("--out: cannot create the directory");
     let path = args.out.join("scaling.md");

@@ -23,8 +23,8 @@ mod single;
 mod subjects;
 mod tables;
 
-pub use cpu::cpu_seconds;
 pub use concurrent::{parse_threads, run_concurrent, Mix, RunLength, DEFAULT_THREADS};
+pub use cpu::cpu_seconds;
 pub use fill::{fill, fill_alone, items_at};
 pub use hasher::{same_hash, Xxh3};
 pub use keys::{fresh_key, key, miss_key, scale, splitmix};

@@ -37,7 +37,7 @@
 //!   `relocation_refill*`, both roles, "item inserted after the clear is
 //!   missing" (the mover's fallback took `K2`'s copy after the sweep took its
 //!   extra one); `if_absent_paused*`, both roles, "item inserted after the
-//!   clear lost a copy" (2026-11-24). `if_absent` and
+//!   clear lost a copy". `if_absent` and
 //!   `if_absent_roles_swapped` do not fail under this mutation: loom never
 //!   schedules the racer's put before the sweep *and* its duplicate look
 //!   after both inserts (not at bound 3, nor at 100; in a run with the
@@ -49,7 +49,7 @@
 //!   `src/table/insert.rs` plays the same schedule without loom.
 //! - the sweep's load of a word Relaxed instead of Acquire (so that seeing a
 //!   mover's copy no longer makes its in-flight entry visible): `relocation`
-//!   fails, "item inserted after the clear is missing" (2026-11-24).
+//!   fails, "item inserted after the clear is missing".
 //! - a clear generation in place of the in-flight count
 //!   (`clear` bumps it before the sweep; a mover reads it before its copy and
 //!   abandons, counting its copy in, if it changed by its clear or fallback):

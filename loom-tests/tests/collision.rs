@@ -37,7 +37,7 @@
 //! remove models in both role assignments ("false negative") and the owner
 //! model (the table differs from its live items). With it Release only (not
 //! AcqRel: the remove's search no longer sees the copies of moves announced
-//! before), six fail (2026-11-24): both remove-vs-twin models, both owner
+//! before), six fail: both remove-vs-twin models, both owner
 //! models and both double removes.
 #![cfg(lockfree_cuckoo_filter_loom)]
 

@@ -16,7 +16,7 @@
 //! returned, and afterwards every item of the covered table is found, with
 //! the table behind the summary, and `len()` is exact.
 //!
-//! Mutations they catch (checked 2026-11-24, preemption bound 2; all eight
+//! Mutations they catch (preemption bound 2; all eight
 //! tests pass at 3): an insert that does not record its item in a pending
 //! summary (the four insert models fail); the covering reading the words by
 //! plain loads instead of read-modify-writes (the same four); a reading

@@ -18,7 +18,7 @@
 //! item its remove takes) and `insert_if_absent_*`, each in both role
 //! assignments.
 //!
-//! Mutations it catches (rechecked 2026-11-24, preemption bound 2): lookups
+//! Mutations it catches (preemption bound 2): lookups
 //! that read only the newest table (all 9 models fail); the chain published
 //! by a Relaxed CAS instead of AcqRel (8 of the 9 fail, all but
 //! `insert_if_absent_during_growth`); an `insert_if_absent` that skips the

@@ -18,7 +18,7 @@
 //! twin (same fingerprint, same pair, opposite first bucket: [`Second`]),
 //! each in both role assignments.
 //!
-//! Mutations it catches (rechecked 2026-11-24, preemption bound 2): `put` by
+//! Mutations it catches (preemption bound 2): `put` by
 //! load + store instead of CAS (all twelve: both inserts `Ok` for one slot,
 //! or an item lost); no fallback in `relocate` and Relaxed bucket accesses
 //! (the four `same_path_room_for_both*`: an insert fails although there was

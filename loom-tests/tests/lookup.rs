@@ -22,12 +22,12 @@
 //! some execution): lookups without validation (`Snapshot::unchanged` always
 //! true) and bumping the counter after the clear instead of before (the two
 //! "into first bucket" cases); clearing before copying, and Relaxed bucket
-//! loads and CASes (all four cases). Rechecked 2026-11-23 on the whole
+//! loads and CASes (all four cases). Rechecked on the whole
 //! suite: a move by value that takes from its source before it publishes
 //! the bump makes 16 of the 22 models fail, every one that moves into the
 //! lookup's first bucket (across words, semi-sorted and batched included);
 //! the six into the second bucket pass, safe by ordering alone. Checked
-//! 2026-11-24: a mover's bump Relaxed instead of Release (`publish`), or the
+//! A mover's bump Relaxed instead of Release (`publish`), or the
 //! lookup's first counter load Relaxed instead of Acquire (`Snapshot::take`),
 //! fails `contains_vs_move_into_first_bucket` ("false negative"). (The
 //! counter load after the search is Relaxed: see `Snapshot::drift`.)

@@ -11,7 +11,7 @@
 //! Mutations it catches: clearing the source before copying (the step whose
 //! destination filled up loses its fingerprint: an item vanishes, or both
 //! inserts fit in one slot) and `put` by load + store (an item overwritten);
-//! both rechecked 2026-11-24 on `path_invalidated_midway` in both spawn
+//! both rechecked on `path_invalidated_midway` in both spawn
 //! orders (each fails: the table differs from the live items).
 #![cfg(lockfree_cuckoo_filter_loom)]
 
@@ -49,7 +49,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// reached the interleaving that breaks the path (and a mutant that clears
 /// before copying passed); this way it does. Under a preemption bound the
 /// spawn order can matter too, so the model runs with both ([`SpawnOrder`];
-/// each explored 655 executions at 2 preemptions, 2026-11-24).
+/// each explored 655 executions at 2 preemptions).
 fn invalidated_midway(order: SpawnOrder) {
     // Executions in which `y` took the slot `c0` left in bucket 3 (read once
     // loom is done, as below).
@@ -124,7 +124,7 @@ fn path_invalidated_midway_then_full(roles: Roles, max_preemptions: usize) {
     // The thread that loses the last slot searches the full table (two or
     // three searches of 25 to 60 bucket reads), and loom tries every older
     // value each of those reads may return: 1,365,870 executions at 2
-    // preemptions (2026-11-24; 456,407 when first written, the protocol's
+    // preemptions (456,407 when first written, the protocol's
     // atomic steps having grown since); at 3 the model ran over 20 minutes
     // unfinished, so it stays at `max_preemptions` whatever
     // LOOM_MAX_PREEMPTIONS says: 2 with `x` spawned, 1 with the roles swapped

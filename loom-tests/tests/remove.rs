@@ -22,7 +22,7 @@
 //! copying and Relaxed bucket accesses (remove missed a live item); the
 //! remove's announcement Release only, not AcqRel, so that its search need not
 //! see the copy of a move announced before (14 of the 16 models, "remove
-//! missed a live item being relocated", 2026-11-24).
+//! missed a live item being relocated").
 #![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;

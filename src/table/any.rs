@@ -143,11 +143,9 @@ impl AnyTable {
     ///
     /// Only the 8, 16 and 32-bit lookups are inlined into the caller; the
     /// other widths' are one call away. With all eight inlined, a caller's
-    /// loop of lookups held every width's constants and table fields, and
-    /// spilled its own state to the stack: 16-bit, 1 M keys, `lookup_floor`'s
-    /// crate row went from 0.79 of its one-width model (rung 5) to 0.85-0.88
-    /// with three, and `compare`'s layouts section measured the other widths
-    /// no slower out of line (9-bit hits faster, 87 -> 120 M/s).
+    /// loop of lookups holds every width's constants and table fields and
+    /// spills its own state to the stack, which costs the common widths more
+    /// than the call costs the others.
     #[inline(always)]
     pub(crate) fn contains_hash(&self, hash: u64) -> bool {
         match self {

@@ -1,0 +1,401 @@
+//! A load's passes: each task's scratch buffer, sized from the load's budget,
+//! filled with hashes, sorted into table order in place and inserted, and
+//! the budget and meter they share (see the parent module).
+
+use super::*;
+
+/// What a load's scratch did, for the tests of its budget
+/// ([`test_hooks`](crate::test_hooks)): measured only with the `test-hooks`
+/// feature (without it, every figure is zero and measuring costs nothing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(not(feature = "test-hooks"), allow(dead_code, unreachable_pub))]
+pub struct ScratchStats {
+    /// The most items held in scratch buffers at once, over all tasks.
+    pub peak_items: usize,
+    /// Passes flushed (sorted or not).
+    pub passes: usize,
+    /// Items in the largest pass.
+    pub largest_pass: usize,
+}
+
+/// The counters behind [`ScratchStats`]: one atomic update per item held,
+/// so only under `test-hooks`.
+#[derive(Default)]
+pub(super) struct Meter {
+    #[cfg(feature = "test-hooks")]
+    held: AtomicUsize,
+    #[cfg(feature = "test-hooks")]
+    peak: AtomicUsize,
+    #[cfg(feature = "test-hooks")]
+    passes: AtomicUsize,
+    #[cfg(feature = "test-hooks")]
+    largest: AtomicUsize,
+}
+
+// Relaxed throughout: the meter orders nothing, and its figures are read
+// after the load's tasks have joined.
+impl Meter {
+    #[inline(always)]
+    fn hold(&self) {
+        #[cfg(feature = "test-hooks")]
+        {
+            let now = self.held.fetch_add(1, Ordering::Relaxed) + 1;
+            self.peak.fetch_max(now, Ordering::Relaxed);
+        }
+    }
+
+    fn pass(&self, _items: usize) {
+        #[cfg(feature = "test-hooks")]
+        {
+            self.held.fetch_sub(_items, Ordering::Relaxed);
+            self.passes.fetch_add(1, Ordering::Relaxed);
+            self.largest.fetch_max(_items, Ordering::Relaxed);
+        }
+    }
+
+    pub(super) fn stats(&self) -> ScratchStats {
+        #[cfg(feature = "test-hooks")]
+        {
+            ScratchStats {
+                peak_items: self.peak.load(Ordering::Relaxed),
+                passes: self.passes.load(Ordering::Relaxed),
+                largest_pass: self.largest.load(Ordering::Relaxed),
+            }
+        }
+        #[cfg(not(feature = "test-hooks"))]
+        ScratchStats::default()
+    }
+}
+
+/// The items of scratch not yet reserved by a task.
+pub(super) struct Budget {
+    free: AtomicUsize,
+    /// What one task reserves: the budget over rayon's threads.
+    share: usize,
+}
+
+impl Budget {
+    pub(super) fn new(items: usize) -> Self {
+        let threads = rayon::current_num_threads().max(1);
+        Self {
+            free: AtomicUsize::new(items),
+            share: (items / threads).max(1),
+        }
+    }
+
+    /// Reserves up to a share; 0 when the budget is spent. Relaxed: the
+    /// counter guards no data, only how much memory tasks may hold, and a
+    /// compare-and-swap fails only because another task reserved or returned
+    /// room meanwhile.
+    pub(super) fn take(&self) -> usize {
+        let mut free = self.free.load(Ordering::Relaxed);
+        loop {
+            let n = free.min(self.share);
+            if n == 0 {
+                return 0;
+            }
+            match self.free.compare_exchange_weak(
+                free,
+                free - n,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return n,
+                Err(now) => free = now,
+            }
+        }
+    }
+
+    pub(super) fn give_back(&self, n: usize) {
+        self.free.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// The partition of a hash.
+#[inline(always)]
+pub(super) fn first_key(hash: u64) -> usize {
+    (hash as u32 >> (32 - FIRST_BITS)) as usize
+}
+
+/// The order of a hash within its partition.
+#[inline(always)]
+pub(super) fn second_key(hash: u64) -> usize {
+    ((hash as u32 >> (32 - FIRST_BITS - SECOND_BITS)) & ((1 << SECOND_BITS) - 1)) as usize
+}
+
+/// Orders `v` by `key` (`0..keys`) in place, and leaves in `starts` where each
+/// key's run begins (`starts[keys]` is `v.len()`): an American flag sort, one
+/// counting pass, then every hash swapped straight into its key's run.
+pub(super) fn sort_by_key_in_place(
+    v: &mut [u64],
+    keys: usize,
+    key: impl Fn(u64) -> usize,
+    starts: &mut Vec<usize>,
+    next: &mut Vec<usize>,
+) {
+    starts.clear();
+    starts.resize(keys + 1, 0);
+    for &h in v.iter() {
+        starts[key(h) + 1] += 1;
+    }
+    for k in 0..keys {
+        starts[k + 1] += starts[k];
+    }
+    next.clear();
+    next.extend_from_slice(&starts[..keys]);
+    for k in 0..keys {
+        let end = starts[k + 1];
+        while next[k] < end {
+            // Carry the hash out of the next unsorted slot of run `k` to its
+            // own run, taking the hash found there along, until one belongs
+            // to `k`: each swap puts one hash in its run for good.
+            let mut h = v[next[k]];
+            let mut kh = key(h);
+            while kh != k {
+                std::mem::swap(&mut h, &mut v[next[kh]]);
+                next[kh] += 1;
+                kh = key(h);
+            }
+            v[next[k]] = h;
+            next[k] += 1;
+        }
+    }
+}
+
+/// Inserted count and the items that did not fit.
+pub(super) type Loaded<T> = (usize, Vec<T>);
+
+pub(super) fn merge<T>(a: Loaded<T>, b: Loaded<T>) -> Loaded<T> {
+    (a.0 + b.0, concat(a.1, b.1))
+}
+
+/// Both parts' failures in one vector: the shorter appended to the longer, so
+/// that a parallel reduce copies as little as it can.
+pub(super) fn concat<T>(mut a: Vec<T>, mut b: Vec<T>) -> Vec<T> {
+    if a.len() < b.len() {
+        std::mem::swap(&mut a, &mut b);
+    }
+    a.append(&mut b);
+    a
+}
+
+/// Inserts `hashes` in the order given, without counting them; pushes the
+/// ones that do not fit onto `failed` and returns how many went in.
+pub(super) fn insert_run<W: Width>(
+    table: &Table<W>,
+    hashes: impl Iterator<Item = u64>,
+    failed: &mut Vec<u64>,
+) -> usize {
+    let mut inserted = 0;
+    for h in hashes {
+        if table.insert_uncounted(table.position(h)).is_ok() {
+            inserted += 1;
+        } else {
+            failed.push(h);
+        }
+    }
+    inserted
+}
+
+/// How many items ahead [`insert_sorted`] asks for a second bucket.
+pub(super) const AHEAD: usize = 16;
+
+/// [`insert_run`] for hashes in table order. Their first buckets come in
+/// order, so the hardware prefetcher streams them in; their second buckets,
+/// where an insert goes when the first is full (most of them, towards the
+/// end of a load), are anywhere in the table. So the second bucket of the
+/// item [`AHEAD`] places on is requested now, to overlap its miss with the
+/// inserts between.
+pub(super) fn insert_sorted<W: Width>(
+    table: &Table<W>,
+    hashes: &[u64],
+    failed: &mut Vec<u64>,
+) -> usize {
+    for &h in hashes.iter().take(AHEAD) {
+        table.prefetch_bucket(table.position(h).i2, Reach::Later);
+    }
+    let mut inserted = 0;
+    for (k, &h) in hashes.iter().enumerate() {
+        if let Some(&ahead) = hashes.get(k + AHEAD) {
+            table.prefetch_bucket(table.position(ahead).i2, Reach::Later);
+        }
+        if table.insert_uncounted(table.position(h)).is_ok() {
+            inserted += 1;
+        } else {
+            failed.push(h);
+        }
+    }
+    inserted
+}
+
+/// Moves out of a pass's `items` those to give back for the `failed` hashes
+/// (one per hash), into `out`; drops the rest.
+pub(super) trait GiveBack<T>: Fn(&mut Vec<T>, &[u64], &mut Vec<T>) + Sync {}
+
+impl<T, F: Fn(&mut Vec<T>, &[u64], &mut Vec<T>) + Sync> GiveBack<T> for F {}
+
+/// One task's share of a load: its scratch buffer, the pass in it, and what
+/// it has loaded so far.
+pub(super) struct Pass<'a, W: Width, T, G> {
+    table: &'a Table<W>,
+    budget: &'a Budget,
+    meter: &'a Meter,
+    give_back: &'a G,
+    /// Whether passes are sorted (the table is large enough).
+    sort: bool,
+    /// Items of the budget this task holds (0: none yet, or none left).
+    room: usize,
+    /// Whether the task has asked the budget for room.
+    asked: bool,
+    hashes: Vec<u64>,
+    items: Vec<T>,
+    /// Inserted one at a time with no scratch, not yet counted in.
+    uncounted: usize,
+    inserted: usize,
+    failed: Vec<T>,
+    /// The sorts' counters, the partitions' bounds, and the failed hashes
+    /// of a pass.
+    starts: Vec<usize>,
+    next: Vec<usize>,
+    parts: Vec<usize>,
+    failed_hashes: Vec<u64>,
+}
+
+impl<'a, W: Width, T, G: GiveBack<T>> Pass<'a, W, T, G> {
+    fn new(
+        table: &'a Table<W>,
+        budget: &'a Budget,
+        meter: &'a Meter,
+        give_back: &'a G,
+        sort: bool,
+    ) -> Self {
+        Self {
+            table,
+            budget,
+            meter,
+            give_back,
+            sort,
+            room: 0,
+            asked: false,
+            hashes: Vec::new(),
+            items: Vec::new(),
+            uncounted: 0,
+            inserted: 0,
+            failed: Vec::new(),
+            starts: Vec::new(),
+            next: Vec::new(),
+            parts: Vec::new(),
+            failed_hashes: Vec::new(),
+        }
+    }
+
+    /// Takes and returns the task's state boxed: rayon's `fold` moves its
+    /// accumulator through every call, and a pointer is cheaper to move than
+    /// the state (the move was a sixth of a load's time).
+    #[inline]
+    fn push(mut self: Box<Self>, (hash, item): (u64, T)) -> Box<Self> {
+        if !self.asked {
+            self.asked = true;
+            self.room = self.budget.take();
+            self.hashes.reserve_exact(self.room);
+            if std::mem::size_of::<T>() > 0 {
+                self.items.reserve_exact(self.room);
+            }
+        }
+        if self.room == 0 {
+            // No scratch: insert it now.
+            if self
+                .table
+                .insert_uncounted(self.table.position(hash))
+                .is_ok()
+            {
+                self.uncounted += 1;
+                if self.uncounted == CHUNK {
+                    self.table.count_in(hash, self.uncounted);
+                    self.inserted += self.uncounted;
+                    self.uncounted = 0;
+                }
+            } else {
+                self.failed.push(item);
+            }
+            return self;
+        }
+        self.hashes.push(hash);
+        self.items.push(item);
+        self.meter.hold();
+        if self.hashes.len() >= self.room {
+            self.flush();
+        }
+        self
+    }
+
+    /// Inserts the pass held, in table order if it is large enough, and
+    /// empties the buffer.
+    fn flush(&mut self) {
+        let n = self.hashes.len();
+        if n == 0 {
+            return;
+        }
+        let table = self.table;
+        let failed = &mut self.failed_hashes;
+        let inserted = if self.sort && n >= SORT_MIN_ITEMS {
+            let (starts, next) = (&mut self.starts, &mut self.next);
+            sort_by_key_in_place(&mut self.hashes, 1 << FIRST_BITS, first_key, starts, next);
+            // The partitions' bounds move to `parts`, freeing `starts` for
+            // the second sort.
+            std::mem::swap(starts, &mut self.parts);
+            let mut inserted = 0;
+            for p in 0..1 << FIRST_BITS {
+                let part = &mut self.hashes[self.parts[p]..self.parts[p + 1]];
+                sort_by_key_in_place(part, 1 << SECOND_BITS, second_key, starts, next);
+                inserted += insert_sorted(table, part, failed);
+            }
+            inserted
+        } else {
+            insert_run(table, self.hashes.iter().copied(), failed)
+        };
+        table.count_in(self.hashes[0], inserted);
+        self.inserted += inserted;
+        if self.failed_hashes.is_empty() {
+            self.items.clear();
+        } else {
+            (self.give_back)(&mut self.items, &self.failed_hashes, &mut self.failed);
+            self.items.clear();
+            self.failed_hashes.clear();
+        }
+        self.hashes.clear();
+        self.meter.pass(n);
+    }
+
+    /// Flushes the last pass, returns the room to the budget, and gives the
+    /// task's result.
+    fn finish(mut self: Box<Self>) -> Loaded<T> {
+        self.flush();
+        self.budget.give_back(self.room);
+        if self.uncounted > 0 {
+            self.table.count_in(self.inserted as u64, self.uncounted);
+            self.inserted += self.uncounted;
+        }
+        (self.inserted, self.failed)
+    }
+}
+
+/// Loads `(hash, item)` pairs into `table` through at most `budget_items`
+/// of scratch (see the module documentation).
+pub(super) fn load<W: Width, T: Send>(
+    table: &Table<W>,
+    items: impl ParallelIterator<Item = (u64, T)>,
+    budget_items: usize,
+    give_back: &impl GiveBack<T>,
+    meter: &Meter,
+) -> Loaded<T> {
+    let sort = table.memory_usage() >= SORT_MIN_TABLE_BYTES;
+    let budget = Budget::new(if sort { budget_items } else { 0 });
+    items
+        .fold(
+            || Box::new(Pass::new(table, &budget, meter, give_back, sort)),
+            Pass::push,
+        )
+        .map(Pass::finish)
+        .reduce(|| (0, Vec::new()), merge)
+}
