@@ -100,6 +100,21 @@ const BATCH: u64 = 1024;
 
 /// Looks up `splitmix(i)` for `i` in `range`, in batches, on all threads:
 /// the number found.
+/// Every inserted key (`0..n`) and `probes` never inserted looked up with
+/// `batch`: seconds and keys found, for each.
+fn lookups(
+    n: u64,
+    probes: u64,
+    batch: impl Fn(&[u64], &mut [bool]) + Sync,
+) -> (f64, u64, f64, u64) {
+    let t = Instant::now();
+    let found = found_in(0..n, &batch);
+    let look_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let fps = found_in(n..n + probes, &batch);
+    (look_s, found, t.elapsed().as_secs_f64(), fps)
+}
+
 fn found_in(range: std::ops::Range<u64>, batch: impl Fn(&[u64], &mut [bool]) + Sync) -> u64 {
     let (start, end) = (range.start, range.end);
     (0..(end - start).div_ceil(BATCH))
@@ -155,16 +170,9 @@ fn main() {
                 .collect::<Vec<_>>(),
             f.len()
         );
-        let t = Instant::now();
-        let found = found_in(0..n, |k, o| {
+        let (look_s, found, fp_s, fps) = lookups(n, args.probes, |k, o| {
             f.contains_batch(k, o);
         });
-        let look_s = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let fps = found_in(n..n + args.probes, |k, o| {
-            f.contains_batch(k, o);
-        });
-        let fp_s = t.elapsed().as_secs_f64();
         let bound = f.max_false_positive_rate();
         let bytes = f.memory_usage();
         (load_s, bytes, hwm, bound, look_s, found, fp_s, fps, failed)
@@ -187,16 +195,9 @@ fn main() {
         println!("load CPU time: {:.1} s, all threads", cpu_s() - cpu);
         let hwm = status_kib("VmHWM:") as f64 * 1024.0;
         println!("len {}, load factor {:.4}", f.len(), f.load_factor());
-        let t = Instant::now();
-        let found = found_in(0..n, |k, o| {
+        let (look_s, found, fp_s, fps) = lookups(n, args.probes, |k, o| {
             f.contains_batch(k, o);
         });
-        let look_s = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let fps = found_in(n..n + args.probes, |k, o| {
-            f.contains_batch(k, o);
-        });
-        let fp_s = t.elapsed().as_secs_f64();
         let bound = f.false_positive_rate();
         let bytes = f.memory_usage();
         (load_s, bytes, hwm, bound, look_s, found, fp_s, fps, failed)
