@@ -32,8 +32,9 @@
 //! leaves the item where it was. So the snapshot never misses an item that
 //! stays in the table (the loom models in `loom-tests/tests/snapshot.rs`
 //! fail with the check taken out). A forward move across the front (source
-//! behind, destination ahead) shows the item twice; the path search avoids
-//! it where it can.
+//! behind, destination ahead) shows the item twice; the path search leaves
+//! out every move across a front, so a mover makes one only when the front
+//! overtook it after its search.
 //!
 //! The registry holds any number of snapshots at once: [`SLOTS`] fronts here,
 //! and more in blocks chained on demand, kept until the table is dropped.
@@ -243,18 +244,12 @@ impl View {
         self.len == 0
     }
 
-    /// Whether a move from a bucket in chunk `src` to one in chunk `dst` is
-    /// one the path search takes: with `forward`, one that may complete
-    /// ([`may_complete`]), else one that keeps its side of every front
-    /// ([`keeps_side`]).
+    /// Whether a move between buckets in chunks `a` and `b` keeps its side
+    /// of every front in the view ([`keeps_side`]): the moves a path search
+    /// takes while snapshots run.
     #[inline]
-    pub(crate) fn allows(&self, src: u64, dst: u64, forward: bool) -> bool {
-        let chunks = self.chunks[..self.len].iter();
-        if forward {
-            chunks.clone().all(|&c| may_complete(src, dst, c))
-        } else {
-            chunks.clone().all(|&c| keeps_side(src, dst, c))
-        }
+    pub(crate) fn keeps_sides(&self, a: u64, b: u64) -> bool {
+        self.chunks[..self.len].iter().all(|&c| keeps_side(a, b, c))
     }
 }
 
@@ -272,8 +267,9 @@ pub(crate) fn keeps_side(a: u64, b: u64, c: u64) -> bool {
 /// destination ahead of it (to be read, after the copy). A move from ahead
 /// to behind, or into or out of the chunk being read other than forward,
 /// could hide the item from the snapshot and is undone. A forward move across
-/// the front shows the item to the snapshot twice: the path search takes one
-/// only where no path keeps its side (see `path::insert_with`).
+/// the front shows the item to the snapshot twice: the path search leaves
+/// such moves out too, so a mover completes one only when the front overtook
+/// it between the search and the move.
 #[inline]
 pub(crate) fn may_complete(src: u64, dst: u64, c: u64) -> bool {
     src < c || dst > c

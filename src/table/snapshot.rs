@@ -12,17 +12,18 @@
 //! at least one copy per item that was in the table for the whole reading.
 //! It may hold more than the table held at any one moment: an item removed
 //! and inserted again while it ran may be read twice, and so may one whose
-//! move went forward across the front (from a bucket read to one not yet
-//! read: an insert's path takes such a move only where no other path exists)
-//! or was under way at the instant the front passed its buckets (copied, not
-//! yet cleared). Never fewer: the snapshot loses nothing that stayed.
+//! move was under way as the front passed its buckets (copied, not yet
+//! cleared), or went forward across the front (from a bucket read to one not
+//! yet read: the path search leaves such moves out, so only a move the front
+//! overtook between the search and the move). Never fewer: the snapshot loses
+//! nothing that stayed.
 //!
 //! **What it costs a writer.** Nothing while no snapshot runs: a mover loads
 //! one counter that nobody writes, and a path search one more. During one, a
 //! move backward across the front is undone, and the insert that made it
-//! searches for another path; the search leaves such moves out to begin
-//! with, so an undo needs the front to reach a bucket of the move while the
-//! move is under way. Near full, an insert has fewer paths while a snapshot
+//! searches for another path; the search leaves every move across the front
+//! out to begin with, so an undo needs the front to reach a bucket of the
+//! move while the move is under way. Near full, an insert has fewer paths while a snapshot
 //! runs, and may report the table full where it would otherwise have found
 //! room. No writer waits for a snapshot, and a snapshot waits for no one: it
 //! reads each word once.
@@ -88,12 +89,12 @@ impl<W: Width> Table<W> {
         self.fronts.view()
     }
 
-    /// Whether the path search takes a move from bucket `src` to bucket
-    /// `dst` with the fronts `view` ([`Self::front_view`]); with `forward`,
-    /// also moves forward across a front (see [`front::View::allows`]).
+    /// Whether the path search takes a move between buckets `a` and `b`
+    /// with the fronts `view` ([`Self::front_view`]): one that keeps its side
+    /// of every front.
     #[inline]
-    pub(crate) fn view_allows(&self, view: &View, src: u64, dst: u64, forward: bool) -> bool {
-        view.is_empty() || view.allows(self.chunk_of(src), self.chunk_of(dst), forward)
+    pub(crate) fn view_allows(&self, view: &View, a: u64, b: u64) -> bool {
+        view.is_empty() || view.keeps_sides(self.chunk_of(a), self.chunk_of(b))
     }
 
     /// Whether a move from bucket `src` to bucket `dst` may complete: for
