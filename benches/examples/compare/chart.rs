@@ -29,12 +29,7 @@ fn bars(
     groups: &[(String, Vec<(&'static str, f64)>)],
     log: bool,
 ) -> Res<()> {
-    let names: Vec<&str> = IMPLS
-        .iter()
-        .map(|c| c.0)
-        .filter(|n| groups.iter().any(|g| g.1.iter().any(|r| r.0 == *n)))
-        .collect();
-    let (lo, hi) = log_range(groups.iter().flat_map(|g| g.1.iter().map(|r| r.1)));
+    let (names, (lo, hi)) = bars_of(groups);
     let k = groups.len() as f64;
     let labels: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
     let fmt = |x: &f64| {
@@ -308,12 +303,7 @@ fn compact_bars(
     title: &str,
     groups: &[(String, Vec<(&'static str, f64)>)],
 ) -> Res<()> {
-    let names: Vec<&str> = IMPLS
-        .iter()
-        .map(|c| c.0)
-        .filter(|n| groups.iter().any(|g| g.1.iter().any(|r| r.0 == *n)))
-        .collect();
-    let (lo, hi) = log_range(groups.iter().flat_map(|g| g.1.iter().map(|r| r.1)));
+    let (names, (lo, hi)) = bars_of(groups);
     let labels: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
     let fmt = |x: &f64| {
         let i = x.round();
@@ -356,4 +346,16 @@ fn compact_bars(
         )?;
     }
     Ok(())
+}
+
+/// The implementations that have a bar in `groups`, in the legend's order,
+/// and the range of their values on a log axis.
+fn bars_of(groups: &[(String, Vec<(&'static str, f64)>)]) -> (Vec<&'static str>, (f64, f64)) {
+    let names = IMPLS
+        .iter()
+        .map(|c| c.0)
+        .filter(|n| groups.iter().any(|g| g.1.iter().any(|r| r.0 == *n)))
+        .collect();
+    let range = log_range(groups.iter().flat_map(|g| g.1.iter().map(|r| r.1)));
+    (names, range)
 }
