@@ -265,6 +265,67 @@ impl FingerprintBits {
     }
 }
 
+/// Words in a 64-byte cache line.
+pub(crate) const LINE_WORDS: u32 = 8;
+
+/// The most buckets a line holds in a spanning layout (12, at 10 bits).
+pub(crate) const MAX_BUCKETS_PER_LINE: usize = 12;
+
+/// Where a bucket of a spanning layout (10, 12, 21 bits) lies in its line:
+/// its first word (`word`, `0..8`) and lane in that word (`lane`), and the
+/// high bits of its lanes in that word and in the next (`mask`; `mask[1]` is
+/// 0 when the bucket ends inside its first word, and `spans` says whether it
+/// is not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub(crate) word: u32,
+    pub(crate) lane: u32,
+    pub(crate) spans: bool,
+    pub(crate) mask: [u64; 2],
+}
+
+/// [`Width::SPAN`] for `lanes` lanes of `bits` bits a word, `high` the
+/// lanes' high bits: bucket `p` of a line starts at lane `4p` of the line.
+/// Entries past the line's buckets (and every entry of a layout whose
+/// buckets do not span) are unused and left empty.
+const fn spans_of(bits: u32, lanes: u32, high: u64) -> [Span; MAX_BUCKETS_PER_LINE] {
+    let empty = Span {
+        word: 0,
+        lane: 0,
+        spans: false,
+        mask: [0; 2],
+    };
+    let mut table = [empty; MAX_BUCKETS_PER_LINE];
+    if lanes % SLOTS == 0 || SLOTS % lanes == 0 {
+        return table;
+    }
+    let mut p = 0;
+    while p < (LINE_WORDS * lanes / SLOTS) as usize {
+        let start = p as u32 * SLOTS;
+        let (word, lane) = (start / lanes, start % lanes);
+        let end = lane + SLOTS;
+        let last = if end < lanes { end } else { lanes };
+        let rest = if end > lanes { end - lanes } else { 0 };
+        table[p] = Span {
+            word,
+            lane,
+            spans: rest > 0,
+            mask: [
+                lanes_below(high, bits, last) & (u64::MAX << (lane * bits)),
+                lanes_below(high, bits, rest),
+            ],
+        };
+        p += 1;
+    }
+    table
+}
+
+/// The high bits `high` of lanes `0..k` of a word of `bits`-bit lanes
+/// (`k · bits < 64`, as in every spanning layout).
+const fn lanes_below(high: u64, bits: u32, k: u32) -> u64 {
+    high & ((1u64 << (k * bits)) - 1)
+}
+
 /// The lowest bit of each of the `64 / bits` lanes of a word.
 const fn low_bits(bits: u32) -> u64 {
     let mut low = 0;
@@ -314,6 +375,16 @@ pub(crate) trait Width: Copy + Send + Sync + 'static {
     const HIGH: u64 = Self::LOW << (Self::BITS - 1);
     /// The bits of a word that belong to a lane; the others stay 0.
     const USED: u64 = Self::LOW.wrapping_mul(Self::MAX);
+    /// Buckets in one 64-byte line of [`LINE_WORDS`] words (only used when
+    /// [`SPANS`](Width::SPANS): 12 at 10 bits, 10 at 12 bits, 6 at 21 bits).
+    const BUCKETS_PER_LINE: u64 = (LINE_WORDS * Self::LANES / SLOTS) as u64;
+    /// Where each bucket of a line lies in it (only when
+    /// [`SPANS`](Width::SPANS)): looked up by a bucket's place in its line,
+    /// so that finding a spanning bucket's words and lanes costs a division
+    /// by a constant and one load from the first-level cache, not the lane
+    /// arithmetic that [`spans_of`] does once at compile time.
+    const SPAN: &'static [Span; MAX_BUCKETS_PER_LINE] =
+        &spans_of(Self::BITS, Self::LANES, Self::HIGH);
 
     // ----- bucket contents, one word at a time --------------------------
     //

@@ -152,14 +152,12 @@ impl AnyTable {
             AnyTable::Bits8(t) => t.contains(t.position(hash)),
             AnyTable::Bits16(t) => t.contains(t.position(hash)),
             AnyTable::Bits32(t) => t.contains(t.position(hash)),
-            other => other.contains_hash_out_of_line(hash),
+            AnyTable::Bits9(t) => t.contains_hash_out_of_line(hash),
+            AnyTable::Bits10(t) => t.contains_hash_out_of_line(hash),
+            AnyTable::Bits12(t) => t.contains_hash_out_of_line(hash),
+            AnyTable::Bits17(t) => t.contains_hash_out_of_line(hash),
+            AnyTable::Bits21(t) => t.contains_hash_out_of_line(hash),
         }
-    }
-
-    /// [`Self::contains_hash`] for the widths it does not inline.
-    #[inline(never)]
-    fn contains_hash_out_of_line(&self, hash: u64) -> bool {
-        dispatch!(self, t => t.contains(t.position(hash)))
     }
 
     /// Inserts the item of a 64-bit hash unless present (see

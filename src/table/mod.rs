@@ -39,7 +39,7 @@ mod walk;
 use std::marker::PhantomData;
 
 use crate::error::AllocError;
-use crate::fingerprint::{self as fpr, Width};
+use crate::fingerprint::{self as fpr, Width, LINE_WORDS};
 use crate::sync::{AtomicU64, Ordering};
 use count::ItemCount;
 use front::Fronts;
@@ -116,6 +116,8 @@ struct Locus {
     first: usize,
     second: usize,
     mask: [u64; 2],
+    /// The bucket's first lane in `first` (0 unless `W::SPANS`).
+    lane: u32,
 }
 
 impl Locus {
@@ -290,23 +292,24 @@ impl<W: Width> Table<W> {
 
     #[inline(always)]
     fn locus(&self, bucket: u64) -> Locus {
+        if W::SPANS {
+            // A line holds whole buckets: the bucket's place in its line
+            // says where it lies (a division by a constant, and one load
+            // from a table of at most 12 entries).
+            let line = bucket / W::BUCKETS_PER_LINE;
+            let at = W::SPAN[(bucket % W::BUCKETS_PER_LINE) as usize];
+            let first = line as usize * LINE_WORDS as usize + at.word as usize;
+            return Locus {
+                first,
+                second: first + usize::from(at.spans),
+                mask: at.mask,
+                lane: at.lane,
+            };
+        }
         let first_slot = bucket as usize * SLOTS as usize;
         let first = first_slot / W::LANES as usize;
         let lane = (first_slot % W::LANES as usize) as u32;
-        if W::SPANS {
-            // Lanes `lane .. lane + 4`, those past the word's last lane in the
-            // next word. `lanes_below(k)` flags lanes `0..k` (k ≤ LANES, and
-            // `LANES · BITS` < 64 here, so no shift overflows).
-            let lanes_below = |k: u32| W::HIGH & ((1u64 << (k * W::BITS)) - 1);
-            let end = lane + SLOTS;
-            let mask0 = lanes_below(end.min(W::LANES)) & (u64::MAX << (lane * W::BITS));
-            let mask1 = lanes_below(end.saturating_sub(W::LANES));
-            Locus {
-                first,
-                second: first + usize::from(mask1 != 0),
-                mask: [mask0, mask1],
-            }
-        } else if W::LANES > SLOTS {
+        if W::LANES > SLOTS {
             // Two buckets share the word: keep the four lanes that are ours;
             // for semi-sorted buckets, the half of the word that is ours
             // (bucket `b` is half `b % 2` of word `b / 2`), which is how the
@@ -320,6 +323,7 @@ impl<W: Width> Table<W> {
                 first,
                 second: first,
                 mask: [mask, 0],
+                lane: 0,
             }
         } else {
             // The bucket is one word, or two whole words.
@@ -327,6 +331,7 @@ impl<W: Width> Table<W> {
                 first,
                 second: first + W::WORDS_PER_BUCKET - 1,
                 mask: [W::HIGH; 2],
+                lane: 0,
             }
         }
     }
@@ -347,10 +352,27 @@ impl<W: Width> Table<W> {
     /// A bucket's words, each read by `read`.
     #[inline(always)]
     fn read_bucket(&self, bucket: u64, read: impl Fn(&AtomicU64) -> u64) -> BucketWords {
+        Self::read_cells(self.bucket_cells(bucket), read)
+    }
+
+    /// The cells of a bucket's words (the second is the first again where
+    /// the bucket lies in one word, and never read where it never does).
+    ///
+    /// Lookups find both buckets' cells before loading any: after an Acquire
+    /// load the compiler must read the table's fields again, so addresses
+    /// found between the loads would cost reloads of `blocks` and `skip`.
+    #[inline(always)]
+    fn bucket_cells(&self, bucket: u64) -> [&AtomicU64; 2] {
         let locus = self.locus(bucket);
+        [self.word(locus.first), self.word(locus.second)]
+    }
+
+    /// A bucket's words from its [`Self::bucket_cells`], each read by `read`.
+    #[inline(always)]
+    fn read_cells(cells: [&AtomicU64; 2], read: impl Fn(&AtomicU64) -> u64) -> BucketWords {
         let mut words = [0; 2];
-        for (k, w) in words.iter_mut().enumerate().take(W::WORDS_PER_BUCKET) {
-            *w = read(self.word(locus.index(k)));
+        for (w, cell) in words.iter_mut().zip(cells).take(W::WORDS_PER_BUCKET) {
+            *w = read(cell);
         }
         words
     }
@@ -371,15 +393,20 @@ impl<W: Width> Table<W> {
     /// (plain layouts; [`Self::bucket_fingerprints`] for any).
     #[inline(always)]
     fn slot_value(&self, words: &BucketWords, bucket: u64, slot: u32) -> u32 {
-        let first_slot = bucket as usize * SLOTS as usize;
-        let index = first_slot + slot as usize;
-        let lanes = W::LANES as usize;
-        let k = if W::SPANS {
-            index / lanes - first_slot / lanes
+        let (k, lane) = if W::SPANS {
+            // Lanes past the first word's last continue in the next word.
+            let lane = self.locus(bucket).lane + slot;
+            let k = u32::from(lane >= W::LANES);
+            (k as usize, lane - k * W::LANES)
         } else {
-            slot as usize / lanes.min(SLOTS as usize)
+            let index = bucket as usize * SLOTS as usize + slot as usize;
+            let lanes = W::LANES as usize;
+            (
+                slot as usize / lanes.min(SLOTS as usize),
+                (index % lanes) as u32,
+            )
         };
-        fpr::lane_value::<W>(words[k], (index % lanes) as u32)
+        fpr::lane_value::<W>(words[k], lane)
     }
 
     /// Whether `words` (bucket `bucket`) hold `fp`: branch-free per word.
@@ -513,6 +540,15 @@ impl<W: Width> Table<W> {
         matches != 0
     }
 
+    /// [`Self::contains`] of a 64-bit hash, not inlined: each width's
+    /// lookup is its own function, saving only the registers it uses (see
+    /// [`AnyTable::contains_hash`](any::AnyTable::contains_hash) for why some
+    /// widths' lookups are not inlined).
+    #[inline(never)]
+    pub(crate) fn contains_hash_out_of_line(&self, hash: u64) -> bool {
+        self.contains(self.position(hash))
+    }
+
     /// [`Self::contains`] after a miss during which the pair's counter moved:
     /// search again until a search is validated.
     ///
@@ -548,9 +584,17 @@ impl<W: Width> Table<W> {
     /// gives: nonzero for a hit.
     #[inline(always)]
     fn look_matches(&self, pos: Position) -> (u32, Snapshot<'_>) {
-        let snapshot = Snapshot::take(self.relocations.for_pair(pos.i1, pos.i2));
-        let a = self.load_bucket(pos.i1);
-        let b = self.load_bucket(pos.i2);
+        let (snapshot, a, b) = if W::SPANS {
+            // Both buckets' cells found first (see `bucket_cells`): their
+            // addresses cost most here.
+            let cells = [self.bucket_cells(pos.i1), self.bucket_cells(pos.i2)];
+            let snapshot = Snapshot::take(self.relocations.for_pair(pos.i1, pos.i2));
+            let [a, b] = cells.map(|c| Self::read_cells(c, |cell| cell.load(Ordering::Acquire)));
+            (snapshot, a, b)
+        } else {
+            let snapshot = Snapshot::take(self.relocations.for_pair(pos.i1, pos.i2));
+            (snapshot, self.load_bucket(pos.i1), self.load_bucket(pos.i2))
+        };
         let matches = self.pair_matches(&a, pos.i1, &b, pos.i2, pos.fp);
         (matches, snapshot)
     }
