@@ -305,7 +305,7 @@ const fn spans_of(bits: u32, lanes: u32, high: u64) -> [Span; MAX_BUCKETS_PER_LI
         let (word, lane) = (start / lanes, start % lanes);
         let end = lane + SLOTS;
         let last = if end < lanes { end } else { lanes };
-        let rest = if end > lanes { end - lanes } else { 0 };
+        let rest = end.saturating_sub(lanes);
         table[p] = Span {
             word,
             lane,
