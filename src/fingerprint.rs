@@ -430,6 +430,12 @@ pub(crate) trait Width: Copy + Send + Sync + 'static {
         Self::LANES - zero_lanes::<Self>(word).count_ones()
     }
 
+    /// Empty slots among `mask`'s slots of `word`.
+    #[inline(always)]
+    fn free_in(word: u64, mask: u64) -> u32 {
+        (zero_lanes::<Self>(word) & mask).count_ones()
+    }
+
     /// The four fingerprints of the semi-sorted bucket in `mask`'s part of
     /// `word`, ascending (only called when [`SORTED`](Width::SORTED)).
     #[inline(always)]
@@ -528,6 +534,11 @@ impl Width for W17 {
     }
 
     #[inline(always)]
+    fn free_in(word: u64, _mask: u64) -> u32 {
+        SLOTS - semisorted::len(word)
+    }
+
+    #[inline(always)]
     fn sorted_fingerprints(word: u64, _mask: u64) -> [u32; 4] {
         semisorted::fingerprints(word)
     }
@@ -584,6 +595,11 @@ impl Width for W9 {
     #[inline(always)]
     fn occupied_in(word: u64) -> u32 {
         semisorted::half::len(word, 0) + semisorted::half::len(word, 1)
+    }
+
+    #[inline(always)]
+    fn free_in(word: u64, mask: u64) -> u32 {
+        SLOTS - semisorted::half::len(word, half_of(mask))
     }
 
     #[inline(always)]

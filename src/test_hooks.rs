@@ -53,6 +53,12 @@ pub trait TableHooks {
     /// operation is in flight.
     fn copies(&self, hash: u64) -> usize;
 
+    /// Puts the item of `hash` into its first bucket, else its second, and
+    /// counts it; false (and nothing changed) if both are full. Unlike an
+    /// insert it takes no path and does not choose the emptier bucket, so a
+    /// model's set-up knows where each item lies.
+    fn put_hash(&self, hash: u64) -> bool;
+
     /// [`insert_hash_if_absent`](CuckooFilter::insert_hash_if_absent), calling
     /// `between` once it has put its copy, before it decides whether to keep
     /// it (only if it put one): a model can pause it there.
@@ -75,6 +81,10 @@ impl<S> TableHooks for CuckooFilter<S> {
 
     fn fingerprints(&self) -> Vec<(u64, u32)> {
         self.table.fingerprints()
+    }
+
+    fn put_hash(&self, hash: u64) -> bool {
+        self.table.put_hash(hash)
     }
 
     fn copies(&self, hash: u64) -> usize {

@@ -1,5 +1,5 @@
-//! Model 3: two inserts racing for the last free slot, and for the same
-//! cuckoo path.
+//! Model 3: two inserts racing for the last free slot, for the same cuckoo
+//! path, and for the emptier of their buckets.
 //!
 //! Defences checked:
 //! - every bucket write is a compare-and-swap (`put`, `take`, the clear in
@@ -13,14 +13,16 @@
 //! After the join: every `Ok` insert is present, every `Err` left no trace,
 //! and `len()` is exact and agrees with the table (model 6).
 //!
-//! Twelve models: `last_free_slot` and `same_path` (one free slot, or room
-//! for both), each with `y` another item of `x`'s pair and with `y` `x`'s
-//! twin (same fingerprint, same pair, opposite first bucket: [`Second`]),
-//! each in both role assignments.
+//! Sixteen models: `last_free_slot`, `same_path` (one free slot, or room
+//! for both) and `emptier_bucket`, each with `y` another item of `x`'s pair
+//! and with `y` `x`'s twin (same fingerprint, same pair, opposite first
+//! bucket: [`Second`]), each in both role assignments.
 //!
 //! Mutations it catches (preemption bound 2): `put` by
-//! load + store instead of CAS (all twelve: both inserts `Ok` for one slot,
-//! or an item lost); no fallback in `relocate` and Relaxed bucket accesses
+//! load + store instead of CAS (all twelve of the others: both inserts `Ok`
+//! for one slot, or an item lost), and the put into a chosen bucket
+//! (`put_expecting`) by a store of the word it read (all sixteen: an item
+//! lost); no fallback in `relocate` and Relaxed bucket accesses
 //! (the four `same_path_room_for_both*`: an insert fails although there was
 //! room, the duplicate copy having taken it); an insert's put (first bucket,
 //! second, or a path's root) that takes a copy of its fingerprint already in
@@ -197,4 +199,42 @@ fn same_path_room_for_both_twin() {
 #[test]
 fn same_path_room_for_both_twin_roles_swapped() {
     same_path(2, Second::Twin, Roles::RacerOnMain);
+}
+
+/// Two buckets; bucket 0 has one free slot and bucket 1 two, so an insert
+/// that reads them before the other's put chooses bucket 1, the emptier, for
+/// either item (`x`'s first bucket is 0; `y`'s is 0 too, or 1 for the twin),
+/// and one that reads them after it sees a tie and takes its first bucket.
+/// Both fit. The racers' puts expect the words they read when choosing, so
+/// the one whose word changed meanwhile fails its first CAS and puts again
+/// into what the word holds now.
+fn emptier_bucket(y: Second, roles: Roles) {
+    check(move || {
+        let f = filter(2);
+        let all = fps(&f, 0, 1, 7, &[]);
+        let mut live: Vec<u64> = all[..3].iter().map(|&p| prefill(&f, 0, p)).collect();
+        live.extend(all[3..5].iter().map(|&p| prefill(&f, 1, p)));
+        let (x, y) = (f.hash_for(0, all[5]), second(&f, y, all[5], all[6]));
+        two_inserts(roles, f, live, x, y, true);
+    });
+}
+
+#[test]
+fn emptier_bucket_racer_spawned() {
+    emptier_bucket(Second::Other, Roles::RacerSpawned);
+}
+
+#[test]
+fn emptier_bucket_roles_swapped() {
+    emptier_bucket(Second::Other, Roles::RacerOnMain);
+}
+
+#[test]
+fn emptier_bucket_twin() {
+    emptier_bucket(Second::Twin, Roles::RacerSpawned);
+}
+
+#[test]
+fn emptier_bucket_twin_roles_swapped() {
+    emptier_bucket(Second::Twin, Roles::RacerOnMain);
 }

@@ -249,7 +249,10 @@ fn fingerprints_are_never_zero_and_invertible() {
 /// being lane `L mod LANES` of word `L / LANES`.
 fn check_spans<W: Width>() {
     assert!(W::SPANS);
-    assert_eq!(W::BUCKETS_PER_LINE * u64::from(SLOTS), u64::from(LINE_WORDS * W::LANES));
+    assert_eq!(
+        W::BUCKETS_PER_LINE * u64::from(SLOTS),
+        u64::from(LINE_WORDS * W::LANES)
+    );
     for p in 0..W::BUCKETS_PER_LINE as u32 {
         let span = W::SPAN[p as usize];
         let mut mask = [0u64; 2];
@@ -257,8 +260,18 @@ fn check_spans<W: Width>() {
             let k = (lane / W::LANES - SLOTS * p / W::LANES) as usize;
             mask[k] |= 1 << ((lane % W::LANES) * W::BITS + W::BITS - 1);
         }
-        assert_eq!(span.word, SLOTS * p / W::LANES, "{} bits, bucket {p}", W::BITS);
-        assert_eq!(span.lane, SLOTS * p % W::LANES, "{} bits, bucket {p}", W::BITS);
+        assert_eq!(
+            span.word,
+            SLOTS * p / W::LANES,
+            "{} bits, bucket {p}",
+            W::BITS
+        );
+        assert_eq!(
+            span.lane,
+            SLOTS * p % W::LANES,
+            "{} bits, bucket {p}",
+            W::BITS
+        );
         assert_eq!(span.mask, mask, "{} bits, bucket {p}", W::BITS);
         assert_eq!(span.spans, mask[1] != 0, "{} bits, bucket {p}", W::BITS);
     }

@@ -283,6 +283,19 @@ impl AnyTable {
         dispatch!(self, t => of(t, bucket, fp))
     }
 
+    /// Puts the item of `hash` into its first bucket, else its second, and
+    /// counts it (see [`crate::test_hooks::TableHooks::put_hash`]).
+    pub(crate) fn put_hash(&self, hash: u64) -> bool {
+        dispatch!(self, t => {
+            let pos = t.position(hash);
+            let put = t.put(pos.i1, pos.fp) || t.put(pos.i2, pos.fp);
+            if put {
+                t.count.increment(pos.i1);
+            }
+            put
+        })
+    }
+
     /// Every occupied slot as `(bucket, fingerprint)`; exact when quiescent.
     pub(crate) fn fingerprints(&self) -> Vec<(u64, u32)> {
         let mut all = Vec::new();

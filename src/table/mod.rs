@@ -468,6 +468,32 @@ impl<W: Width> Table<W> {
             .map(move |k| (k, self.word(locus.index(k)), locus.mask[k]))
     }
 
+    /// Empty slots of a bucket read by [`Self::load_bucket`].
+    #[inline(always)]
+    pub(crate) fn free_slots(&self, words: &BucketWords, bucket: u64) -> u32 {
+        let mask = self.locus(bucket).mask;
+        (0..W::WORDS_PER_BUCKET)
+            .map(|k| W::free_in(words[k], mask[k]))
+            .sum()
+    }
+
+    /// [`Self::put`], but the first CAS on each word of `bucket` expects the
+    /// value in `words` (read earlier by [`Self::load_bucket`]) instead of
+    /// loading it: a stale value costs one failed CAS, which reads the word.
+    #[inline]
+    pub(crate) fn put_expecting(&self, bucket: u64, words: BucketWords, fp: u32) -> bool {
+        for (k, cell, mask) in self.cells(bucket) {
+            let mut word = words[k];
+            while let Some(new) = W::put_in(word, mask, fp) {
+                match cell.compare_exchange(word, new, SUCCESS, FAILURE) {
+                    Ok(_) => return true,
+                    Err(now) => word = now,
+                }
+            }
+        }
+        false
+    }
+
     /// [`Self::take`], but the first CAS on each word of `bucket` expects the
     /// value in `words` (read earlier by [`Self::load_bucket`]) instead of
     /// loading it: a stale value costs one failed CAS, which reads the word.

@@ -87,7 +87,11 @@ thread_local! {
 /// True on success. False once `FRUITLESS_SEARCHES` searches in a row found no
 /// path; a path that fails midway (the table changed: another operation made
 /// progress) is searched again without counting as fruitless.
-pub(crate) fn insert<W: Width>(table: &Table<W>, pos: Position) -> bool {
+///
+/// `roots`: the fingerprints of the item's two buckets, as the caller read
+/// them, if it did; the first search starts from those instead of reading
+/// the buckets again.
+pub(crate) fn insert<W: Width>(table: &Table<W>, pos: Position, roots: Option<Roots>) -> bool {
     let put = |root: u64| {
         if table.put(root, pos.fp) {
             RootPut::Put
@@ -95,8 +99,12 @@ pub(crate) fn insert<W: Width>(table: &Table<W>, pos: Position) -> bool {
             RootPut::Full
         }
     };
-    insert_with(table, pos, put) == Some(RootPut::Put)
+    insert_with(table, pos, roots, put) == Some(RootPut::Put)
 }
+
+/// The fingerprints of an item's two buckets (its first, then its second),
+/// as read before a search (see [`insert`]).
+pub(crate) type Roots = [[u32; SLOTS as usize]; 2];
 
 /// What the final put of a path did (see [`insert_with`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,11 +125,12 @@ pub(crate) enum RootPut {
 pub(crate) fn insert_with<W: Width>(
     table: &Table<W>,
     pos: Position,
+    mut roots: Option<Roots>,
     put: impl Fn(u64) -> RootPut,
 ) -> Option<RootPut> {
     let mut fruitless = 0;
     loop {
-        match search(table, pos) {
+        match search(table, pos, roots.take()) {
             Some(path) => {
                 match apply(table, &path, &put) {
                     Some(RootPut::Full) | None => {}
@@ -149,92 +158,116 @@ pub(crate) fn insert_with<W: Width>(
 /// moves where nothing else is found makes fewer inserts near full fail
 /// during a snapshot (a third fewer at 95 % load), but puts dozens of extra
 /// copies in each snapshot of a million items, against a handful.
-pub(crate) fn search<W: Width>(table: &Table<W>, pos: Position) -> Option<Path> {
+///
+/// `roots`, if given, are the fingerprints of the two buckets of `pos` as
+/// the caller read them: the search takes them as its reads of those.
+pub(crate) fn search<W: Width>(
+    table: &Table<W>,
+    pos: Position,
+    roots: Option<Roots>,
+) -> Option<Path> {
     let mut nodes = NODES.try_with(Cell::take).unwrap_or_default();
     let fronts = table.front_view();
     nodes.clear();
-    let path = search_in(table, pos, &fronts, &mut nodes);
+    let path = search_in(table, pos, roots, &fronts, &mut nodes);
     // Dropped instead if the thread's cell is gone.
     let _ = NODES.try_with(|cell| cell.set(nodes));
     path
 }
 
+/// Nodes the search keeps queued, requested from memory, ahead of the one
+/// it reads: enough to cover a miss to memory with the work of reading and
+/// expanding the nodes before it.
+const AHEAD: usize = 8;
+
 /// [`search`], its nodes kept in `nodes` (empty on entry).
 ///
-/// Level by level: every bucket of a level is read before any of them is
-/// expanded. Expanding a bucket (its four alternates computed, checked against
-/// its ancestors, requested from memory and queued) costs more than reading
-/// it, and a search ends at the first bucket with a free slot, so expanding
-/// the buckets of the level that has one, before that one is reached, is work
-/// and memory traffic thrown away. The buckets are read in the same order as
-/// a search that expands each as it goes, so the path found is the same; each
-/// is read once, and expanded from the fingerprints that read saw.
+/// Breadth first, in one queue: nodes are read in the order they were
+/// queued, and a node is expanded (its four alternates computed, checked
+/// against its ancestors, requested from memory and queued) only after it
+/// was read, and only while fewer than [`AHEAD`] nodes wait to be read. A
+/// search ends at the first bucket with a free slot, so the nodes queued
+/// beyond it are work thrown away: expanding lazily keeps those to a few,
+/// where expanding whole levels queued nearly three times the nodes read. The
+/// order of reads is that of a search that expands each node as it reads it,
+/// so the path found is the same; each bucket is read once, and expanded from
+/// the fingerprints that read saw.
 ///
 /// Moves across a front in `fronts` are left out (see [`search`]).
 fn search_in<W: Width>(
     table: &Table<W>,
     pos: Position,
+    roots: Option<Roots>,
     fronts: &View,
     nodes: &mut Vec<Node>,
 ) -> Option<Path> {
-    for root in [pos.i1, pos.i2] {
-        if nodes.first().map(|n| n.bucket) != Some(root) {
+    debug_assert_ne!(pos.i1, pos.i2, "an item's buckets are distinct");
+    let held = roots.unwrap_or_default();
+    for (root, held) in [pos.i1, pos.i2].into_iter().zip(held) {
+        nodes.push(Node {
+            bucket: root,
+            fp: 0,
+            parent: 0,
+            depth: 0,
+            held,
+        });
+    }
+    let mut expanded = 0;
+    for read in 0.. {
+        // Queue children until `AHEAD` wait beyond this read; a node can be
+        // expanded once it was read.
+        while nodes.len() <= read + AHEAD && expanded < read {
+            expand(table, fronts, nodes, expanded);
+            expanded += 1;
+        }
+        let node = nodes.get_mut(read)?;
+        if read >= 2 || roots.is_none() {
+            let words = table.load_bucket(node.bucket);
+            node.held = table.bucket_fingerprints(&words, node.bucket);
+        }
+        if node.held.contains(&0) {
+            return Some(trace(nodes, read));
+        }
+    }
+    None
+}
+
+/// Queues the children of `nodes[head]` (read already): for each
+/// fingerprint it holds, the bucket that fingerprint would move to, unless
+/// that is the bucket itself or one of its ancestors, or a move across a
+/// front of `fronts`. A node at [`MAX_DEPTH`] has none, and none are queued
+/// past [`MAX_NODES`].
+fn expand<W: Width>(table: &Table<W>, fronts: &View, nodes: &mut Vec<Node>, head: usize) {
+    let node = nodes[head];
+    if node.depth == MAX_DEPTH {
+        return;
+    }
+    for fp in node.held {
+        if nodes.len() == MAX_NODES {
+            return;
+        }
+        let child = table.alternate(node.bucket, fp);
+        if child != node.bucket
+            && !on_path(nodes, head, child)
+            && table.view_allows(fronts, node.bucket, child)
+        {
+            // Read a few nodes later; start the miss now.
+            table.prefetch_bucket(child, Reach::Next);
             nodes.push(Node {
-                bucket: root,
-                fp: 0,
-                parent: 0,
-                depth: 0,
+                bucket: child,
+                fp,
+                parent: head as u16,
+                depth: node.depth + 1,
                 held: [0; SLOTS as usize],
             });
         }
-    }
-    let mut level = 0..nodes.len();
-    loop {
-        for head in level.clone() {
-            let node = &mut nodes[head];
-            let words = table.load_bucket(node.bucket);
-            node.held = table.bucket_fingerprints(&words, node.bucket);
-            if node.held.contains(&0) {
-                return Some(trace(nodes, head));
-            }
-        }
-        if level.is_empty() || nodes[level.start].depth == MAX_DEPTH {
-            return None;
-        }
-        let next = nodes.len();
-        for head in level {
-            let node = nodes[head];
-            for &fp in &node.held {
-                if nodes.len() == MAX_NODES {
-                    break;
-                }
-                let child = table.alternate(node.bucket, fp);
-                if child != node.bucket
-                    && !on_path(nodes, head, child)
-                    && table.view_allows(fronts, node.bucket, child)
-                {
-                    // Read when its level comes up; start the miss now, so a
-                    // level of the search costs about one memory latency, not
-                    // one per bucket.
-                    table.prefetch_bucket(child, Reach::Next);
-                    nodes.push(Node {
-                        bucket: child,
-                        fp,
-                        parent: head as u16,
-                        depth: node.depth + 1,
-                        held: [0; SLOTS as usize],
-                    });
-                }
-            }
-        }
-        level = next..nodes.len();
     }
 }
 
 /// Whether `bucket` is `nodes[index]` or one of its ancestors.
 fn on_path(nodes: &[Node], mut index: usize, bucket: u64) -> bool {
     loop {
-        let node = nodes[index];
+        let node = &nodes[index];
         if node.bucket == bucket {
             return true;
         }
@@ -307,7 +340,7 @@ mod tests {
                 fp += 1;
             }
         }
-        let path = search(&t, pos).expect("plenty of room one step away");
+        let path = search(&t, pos, None).expect("plenty of room one step away");
         assert_eq!(path.steps().len(), 1);
         let put = |root| {
             if t.put(root, pos.fp) {
@@ -408,7 +441,7 @@ mod tests {
             for _ in 0..20 {
                 let pos = t.position(next());
                 let fewest = fewest_steps(&t, pos);
-                let found = search(&t, pos).map(|p| p.steps().len());
+                let found = search(&t, pos, None).map(|p| p.steps().len());
                 if fewest.is_some_and(|n| n <= 4) {
                     assert_eq!(found, fewest, "search from {pos:?}");
                     lengths[fewest.unwrap()] += 1;

@@ -167,7 +167,7 @@ pub fn fp(f: &Filter, bucket: u64, alt: u64, skip: &[u32]) -> u32 {
 /// set-up (before any thread is spawned); it must fit without a path.
 pub fn prefill(f: &Filter, bucket: u64, fp: u32) -> u64 {
     let hash = f.hash_for(bucket, fp);
-    f.insert_hash(hash).expect("prefill fits");
+    assert!(f.put_hash(hash), "prefill fits");
     hash
 }
 
