@@ -283,3 +283,33 @@ fn span_tables_follow_the_lanes() {
     check_spans::<W12>();
     check_spans::<W21>();
 }
+
+fn check_free_in<W: Width>() {
+    let mut next = crate::test_rng::xorshift(0x5851_f42d_4c95_7f2d);
+    for _ in 0..20_000 {
+        // Random lanes, about half of them emptied.
+        let mut word = next() & W::USED;
+        let empty = next();
+        for lane in 0..W::LANES {
+            if empty >> lane & 1 == 1 {
+                word = without_lane::<W>(word, lane);
+            }
+        }
+        let mask = next() & W::HIGH;
+        let naive = (0..W::LANES)
+            .filter(|&l| mask >> (l * W::BITS + W::BITS - 1) & 1 == 1)
+            .filter(|&l| lane_value::<W>(word, l) == 0)
+            .count() as u32;
+        assert_eq!(W::free_in(word, mask), naive, "{} bits, {word:#x} {mask:#x}", W::BITS);
+    }
+}
+
+#[test]
+fn free_in_counts_empty_lanes() {
+    check_free_in::<W8>();
+    check_free_in::<W10>();
+    check_free_in::<W12>();
+    check_free_in::<W16>();
+    check_free_in::<W21>();
+    check_free_in::<W32>();
+}
