@@ -300,7 +300,12 @@ fn check_free_in<W: Width>() {
             .filter(|&l| mask >> (l * W::BITS + W::BITS - 1) & 1 == 1)
             .filter(|&l| lane_value::<W>(word, l) == 0)
             .count() as u32;
-        assert_eq!(W::free_in(word, mask), naive, "{} bits, {word:#x} {mask:#x}", W::BITS);
+        assert_eq!(
+            W::free_in(word, mask),
+            naive,
+            "{} bits, {word:#x} {mask:#x}",
+            W::BITS
+        );
     }
 }
 

@@ -66,26 +66,37 @@ enum PutAbsent {
     Full,
 }
 
+/// Empty slots of an item's first bucket from which an insert puts the
+/// item there without reading its second bucket (see [`Table::place`]).
+const SPARE: u32 = 3;
+
 impl<W: Width> Table<W> {
-    /// Puts the fingerprint of `pos` into an empty slot of the emptier of its
-    /// two buckets (the first on a tie), else of the other, else searches for
-    /// and applies cuckoo paths ([`path::insert`]). False if no room could be
+    /// Puts the fingerprint of `pos` into an empty slot of its first bucket
+    /// if that has [`SPARE`] or more, else of the emptier of its two buckets
+    /// (the first on a tie), else of the other, else searches for and
+    /// applies cuckoo paths ([`path::insert`]). False if no room could be
     /// made; the table then holds the multiset of fingerprints it held (but
     /// for valid moves).
     ///
     /// Why the emptier one: filling the first bucket first leaves some
-    /// buckets full and others empty; choosing the emptier keeps them even,
-    /// so that near full fewer inserts find both buckets full and a search
-    /// finds a free slot sooner (half as many searches on the way to 90 %
-    /// load; from 90 to 95 %, searches that read 14 buckets instead of 18).
-    /// Which bucket of the pair holds a copy matters to no
-    /// reader. Both buckets are read once, and each put's first CAS expects
-    /// the value read, so the choice costs no access a put would not make.
+    /// buckets full while their items' other buckets have room; choosing the
+    /// emptier keeps them even, so that near full fewer inserts find both
+    /// buckets full (half as many searches on the way to 90 % load) and a
+    /// search finds a free slot sooner (from 90 to 95 %, searches that read
+    /// 14 buckets instead of 18). Which bucket of the pair holds a copy
+    /// matters to no reader. Each put's first CAS expects the value read
+    /// for the choice, so the choice costs no access a put would not make,
+    /// but the wait for the second bucket: a first bucket with room to spare
+    /// takes the item without it.
     #[inline]
     fn place(&self, pos: Position) -> bool {
         let a = (pos.i1, self.load_bucket(pos.i1));
+        let free_first = self.free_slots(&a.1, a.0);
+        if free_first >= SPARE && self.put_expecting(a.0, a.1, pos.fp) {
+            return true;
+        }
         let b = (pos.i2, self.load_bucket(pos.i2));
-        let emptier_second = self.free_slots(&b.1, b.0) > self.free_slots(&a.1, a.0);
+        let emptier_second = self.free_slots(&b.1, b.0) > free_first;
         let [(first, seen_first), (second, seen_second)] =
             if emptier_second { [b, a] } else { [a, b] };
         self.put_expecting(first, seen_first, pos.fp)
@@ -252,14 +263,23 @@ impl<W: Width> Table<W> {
         false
     }
 
-    /// Inserts fingerprint `fp` with `bucket` as its first bucket (merging,
-    /// decoding): the same protocol as any insert.
+    /// Inserts fingerprint `fp` into `bucket` if it has room, else into its
+    /// alternate, else along a cuckoo path (merging, decoding): the same
+    /// protocol as any insert, without the choice of the emptier bucket.
+    /// Each fingerprint of a table merged into an empty table of its shape
+    /// then lands where it was, so that such a merge always fits.
     pub(crate) fn insert_fingerprint(&self, bucket: u64, fp: u32) -> Result<(), Full> {
-        self.insert(Position {
+        let pos = Position {
             i1: bucket,
             i2: self.alternate(bucket, fp),
             fp,
-        })
+        };
+        if self.put(pos.i1, fp) || self.put(pos.i2, fp) || path::insert(self, pos, None) {
+            self.count.increment(pos.i1);
+            Ok(())
+        } else {
+            Err(Full)
+        }
     }
 }
 
