@@ -193,7 +193,10 @@
 //! cost follows the rate: so 10⁻⁶ costs 34.2 bits here and 28.7 in a Bloom
 //! filter. The semi-sorted layouts give the memory of 8 and 16 bits with
 //! about half their false positives, for slower lookups; `cargo run --release
-//! --example rates` measures each choice.
+//! --example rates` measures each choice. The 8, 16 and 32-bit layouts are
+//! the fastest; the others run at about 0.5 to 0.75 of 16-bit's rate
+//! (their buckets cross word boundaries or are compressed: see
+//! BENCHMARKS.md, Layouts).
 //!
 //! ```
 //! use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, DEFAULT_SEED};
