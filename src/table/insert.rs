@@ -81,9 +81,9 @@ impl<W: Width> Table<W> {
     /// Why the emptier one: filling the first bucket first leaves some
     /// buckets full while their items' other buckets have room; choosing the
     /// emptier keeps them even, so that near full fewer inserts find both
-    /// buckets full (half as many searches on the way to 90 % load) and a
-    /// search finds a free slot sooner (from 90 to 95 %, searches that read
-    /// 14 buckets instead of 18). Which bucket of the pair holds a copy
+    /// buckets full (about half as many searches on the way to 90 % load)
+    /// and a search finds a free slot sooner (from 90 to 95 %, searches that
+    /// read 14.5 buckets instead of 18). Which bucket of the pair holds a copy
     /// matters to no reader. Each put's first CAS expects the value read
     /// for the choice, so the choice costs no access a put would not make,
     /// but the wait for the second bucket: a first bucket with room to spare
