@@ -54,7 +54,8 @@
 //! `--perf-lookups W` (a layout's bits, `vqf`, or `vqf-mt`: the published
 //! thread-safe build, whose lookups are VQF-MT's) only fills a
 //! table of the first `--slots` size to 95 % and loops `--perf-count N`
-//! lookups of present keys: run it under `perf stat -e instructions` with N
+//! lookups of present keys: run it under `perf stat -e instructions` (or,
+//! where the machine has no counters, `valgrind --tool=callgrind`) with N
 //! and with 0, and divide the difference by N for instructions per lookup.
 
 use std::fmt::Write as _;

@@ -478,32 +478,36 @@ impl<W: Width> Table<W> {
     }
 
     /// [`Self::put`], but the first CAS on each word of `bucket` expects the
-    /// value in `words` (read earlier by [`Self::load_bucket`]) instead of
-    /// loading it: a stale value costs one failed CAS, which reads the word.
+    /// value in `words` (read earlier by [`Self::load_bucket`]): see
+    /// [`Self::change_expecting`].
     #[inline]
     pub(crate) fn put_expecting(&self, bucket: u64, words: BucketWords, fp: u32) -> bool {
-        for (k, cell, mask) in self.cells(bucket) {
-            let mut word = words[k];
-            while let Some(new) = W::put_in(word, mask, fp) {
-                match cell.compare_exchange(word, new, SUCCESS, FAILURE) {
-                    Ok(_) => return true,
-                    Err(now) => word = now,
-                }
-            }
-        }
-        false
+        self.change_expecting(bucket, words, |word, mask| W::put_in(word, mask, fp))
     }
 
     /// [`Self::take`], but the first CAS on each word of `bucket` expects the
-    /// value in `words` (read earlier by [`Self::load_bucket`]) instead of
-    /// loading it: a stale value costs one failed CAS, which reads the word.
-    /// A word whose value in `words` holds no `fp` is not looked at again;
-    /// false then means only that this take found no copy, and the caller
-    /// falls back on an announced, validated [`Self::remove_copy`].
+    /// value in `words` (read earlier by [`Self::load_bucket`]): see
+    /// [`Self::change_expecting`]. False means only that this take found no
+    /// copy, and the caller falls back on an announced, validated
+    /// [`Self::remove_copy`].
     fn take_expecting(&self, bucket: u64, words: BucketWords, fp: u32) -> bool {
+        self.change_expecting(bucket, words, |word, mask| W::take_from(word, mask, fp))
+    }
+
+    /// [`Self::change_word`], but the first CAS on each word of `bucket`
+    /// expects the value in `words` instead of loading it: a stale value
+    /// costs one failed CAS, which reads the word. A word whose value in
+    /// `words` gives `change` nothing to do is not looked at again.
+    #[inline(always)]
+    fn change_expecting(
+        &self,
+        bucket: u64,
+        words: BucketWords,
+        change: impl Fn(u64, u64) -> Option<u64>,
+    ) -> bool {
         for (k, cell, mask) in self.cells(bucket) {
             let mut word = words[k];
-            while let Some(new) = W::take_from(word, mask, fp) {
+            while let Some(new) = change(word, mask) {
                 match cell.compare_exchange(word, new, SUCCESS, FAILURE) {
                     Ok(_) => return true,
                     Err(now) => word = now,
@@ -513,7 +517,7 @@ impl<W: Width> Table<W> {
         false
     }
 
-    /// The one CAS loop of a single-bucket step: in each word of `bucket`,
+    /// The CAS loop of a single-bucket step: in each word of `bucket`,
     /// asks `change(word, mask)` (`mask` flagging the bucket's lanes of the
     /// word) for the word's new value and CASes it in. False once `change`
     /// has no new value for any word of the bucket. Retries only when the word

@@ -544,12 +544,16 @@ fn end_check<'k>(
             filter.len()
         ));
     }
-    // Every slot takes a fresh item: four aimed at each bucket.
+    // Every slot takes a fresh item: four aimed at each bucket, each put
+    // into its own bucket (an insert would choose the emptier of the pair
+    // and need paths to fill the table to the last slot). A slot still
+    // taken sends one item to its other bucket, and some later one finds
+    // both full.
     let fresh = DefaultHashBuilder::default();
     for b in 0..buckets {
         for i in 0..4u64 {
             let high = (fresh.hash_one((b, i)) >> 32) as u32;
-            if filter.insert_hash(aimed(high, b, buckets)).is_err() {
+            if !filter.put_hash(aimed(high, b, buckets)) {
                 return Err(format!(
                     "end: an emptied table refused a fresh item in bucket {b}"
                 ));
