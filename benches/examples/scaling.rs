@@ -8,14 +8,15 @@
 //! ```text
 //! cargo run --release -p benchmarks --example scaling                          # 10⁶ to 10⁸
 //! cargo run --release -p benchmarks --example scaling -- --sizes 6,7,8,9       # and 10⁹ (about 15 min)
-//! cargo run --release -p benchmarks --example scaling -- --sizes 6 --out /tmp  # a smoke run
+//! cargo run --release -p benchmarks --example scaling -- --sizes 6 --doc /tmp/s.md --chart /tmp/s.svg  # a smoke run
 //! ```
 //!
-//! Prints a markdown table (progress goes to stderr) and writes it, with the
-//! command, the machine and the date, into `docs/scaling.md` between the
+//! Prints markdown tables (progress goes to stderr) and writes them, with
+//! the command, the machine and the date, into `BENCHMARKS.md` between the
 //! lines `<!-- scaling:begin -->` and `<!-- scaling:end -->` (the prose
-//! around them stays; a file without them is created or appended to), and a
-//! chart to `docs/scaling.svg` (`--out DIR` elsewhere).
+//! around them stays; a file without them is created or appended to;
+//! `--doc FILE` elsewhere), and a chart to `docs/scaling.svg` (`--chart
+//! FILE`).
 //!
 //! What is measured, per size N (keys `splitmix(i)`, distinct, made on the
 //! fly; filters `with_capacity(N)`, about 94 % full once loaded):
@@ -46,16 +47,18 @@ use plotters::prelude::*;
 use rayon::prelude::*;
 
 const USAGE: &str = "\
-usage: scaling [--sizes 6,7,8] [--threads 1,2] [--out DIR]
+usage: scaling [--sizes 6,7,8] [--threads 1,2] [--doc FILE] [--chart FILE]
 
   --sizes E,..    powers of ten of the item counts (default 6,7,8; 9 takes about 15 min)
   --threads T,..  thread counts (default 1,2)
-  --out DIR       where scaling.md and scaling.svg go (default docs)";
+  --doc FILE      the markdown file whose marked part the tables replace (default BENCHMARKS.md)
+  --chart FILE    the chart written (default docs/scaling.svg)";
 
 struct Args {
     sizes: Vec<u32>,
     threads: Vec<usize>,
-    out: std::path::PathBuf,
+    doc: std::path::PathBuf,
+    chart: std::path::PathBuf,
 }
 
 fn list<T: std::str::FromStr>(s: &str) -> Result<Vec<T>, String> {
@@ -69,14 +72,16 @@ fn parse_args() -> Result<Args, lexopt::Error> {
     let mut args = Args {
         sizes: vec![6, 7, 8],
         threads: vec![1, 2],
-        out: "docs".into(),
+        doc: "BENCHMARKS.md".into(),
+        chart: "docs/scaling.svg".into(),
     };
     let mut parser = lexopt::Parser::from_env();
     while let Some(arg) = parser.next()? {
         match arg {
             Long("sizes") => args.sizes = parser.value()?.parse_with(list)?,
             Long("threads") => args.threads = parser.value()?.parse_with(list)?,
-            Long("out") => args.out = parser.value()?.into(),
+            Long("doc") => args.doc = parser.value()?.into(),
+            Long("chart") => args.chart = parser.value()?.into(),
             Short('h') | Long("help") => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -469,16 +474,11 @@ fn main() {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    std::fs::create_dir_all(&args.out).expect("--out: cannot create the directory");
-    let path = args.out.join("scaling.md");
-    let old = std::fs::read_to_string(&path).unwrap_or_default();
-    std::fs::write(&path, splice(&old, &md)).expect("cannot write scaling.md");
-    if let Err(e) = chart(
-        &args.out.join("scaling.svg"),
-        &rows,
-        &args.threads,
-        &machine,
-    ) {
+    let old = std::fs::read_to_string(&args.doc).unwrap_or_default();
+    if let Err(e) = std::fs::write(&args.doc, splice(&old, &md)) {
+        eprintln!("scaling: cannot write {}: {e}", args.doc.display());
+    }
+    if let Err(e) = chart(&args.chart, &rows, &args.threads, &machine) {
         eprintln!("scaling: chart: {e}");
     }
 }

@@ -16,18 +16,22 @@
 //!    grows with `low32`), then each of those partitions, small enough to stay
 //!    in cache, by the next [`SECOND_BITS`] bits; both are in-place counting
 //!    sorts (American flag sorts), so the hashes are the only scratch;
-//! 3. it inserts the pass in that order, asking for each item's second bucket
-//!    (anywhere in the table) [`AHEAD`] items early, counts the pass in once,
-//!    and empties the buffer for the next pass; the last, partial pass is
-//!    flushed when the task runs out of items.
+//! 3. it inserts the pass in that order, asking for each item's two buckets
+//!    [`AHEAD`] items early, counts the pass in once, and empties the buffer
+//!    for the next pass; the last, partial pass is flushed when the task runs
+//!    out of items. The second sort and the inserts of a pass's partitions
+//!    are split between rayon's threads ([`rayon::join`]), so that a thread
+//!    whose items have run out helps with the passes of one whose have not.
 //!
-//! Each pass sweeps the table front to back: the hardware prefetcher streams
-//! the first buckets in, and each insert finds its bucket in cache. What is
+//! Each pass sweeps the table front to back: the lines it touches are near
+//! one another, each fetched once per pass, their pages in the TLB. What is
 //! left is the same for a loop of [`CuckooFilter::insert`]: the second
 //! buckets, and the path searches of a nearly full table, which read buckets
-//! all over it. On the 2-core CI machine (300 MiB of L3) a load of 3·10⁸
-//! keys on one thread took 36 CPU-seconds against 40 for the insert loop,
-//! and a budget of 64 MiB 39, of 1 GiB 37: the default is as dense as helps.
+//! all over it, but the load asks for an item's second bucket ahead too.
+//! On the 2-core CI machine (300 MiB of L3), a load of 3·10⁸ keys on one
+//! thread took 28 s against 45 for the insert loop, and 31 s with a budget of
+//! 64 MiB, 30 with 1 GiB: the default is as dense as helps.
+//!
 //! The inserts are the same lock-free protocol as [`CuckooFilter::insert`]:
 //! other threads may use the filter meanwhile, and an item that does not fit
 //! changes nothing.
@@ -41,11 +45,11 @@
 //! budget (the budget divided by rayon's threads) from a counter when it first
 //! needs room and returns it when it finishes; a task that finds the budget
 //! spent inserts its items one at a time as they come, with no scratch at
-//! all. That happens only when making an item is parallel work of its own (a
-//! `map` whose closure uses rayon): a thread that waits for that work runs
-//! other tasks meanwhile, so more tasks than threads can be live. So
-//! the held items never exceed the budget, whatever rayon's scheduling. Besides
-//! the budget, each task keeps the sorts' counters (about 260 KiB).
+//! all. That happens only when a thread that waits for parallel work (the
+//! other half of a pass's inserts, or a `map` whose closure uses rayon) runs
+//! other tasks meanwhile, so that more tasks than threads are live. So the
+//! held items never exceed the budget, whatever rayon's scheduling. Besides
+//! the budget, the sorts' counters: a few KiB per task and per job.
 //!
 //! Tables smaller than [`SORT_MIN_TABLE_BYTES`] are loaded in the order the
 //! items come (they stay in the caches; sorting would only cost time), and so
@@ -71,8 +75,8 @@ use crate::error::{BulkInsertError, InsertError};
 use crate::fingerprint::Width;
 use crate::sync::{AtomicUsize, Ordering};
 use crate::table::dispatch;
-use crate::table::Reach;
 use crate::table::Table;
+use crate::table::{prefetch_line, Reach};
 use crate::{CuckooFilter, GrowableCuckooFilter};
 
 /// Bits of the bucket-choosing half of the hash that pick the partition:
@@ -83,8 +87,11 @@ use crate::{CuckooFilter, GrowableCuckooFilter};
 const FIRST_BITS: u32 = 8;
 
 /// Bits that order the hashes within a partition: the order is then exact to
-/// 2^-22 of the table, a cache line or two on tables of a few GiB.
-const SECOND_BITS: u32 = 14;
+/// 2^-18 of the table (8 KiB of a 2 GiB table), and the sort's 1024 counters
+/// stay in L1. Finer order buys nothing once the buckets are asked for
+/// ahead: on a load of 10^9 items, 14 bits cost this sort 17 CPU-seconds
+/// and 10 bits 10, the inserts the same.
+const SECOND_BITS: u32 = 10;
 
 /// Tables smaller than this are loaded in the order the items come: they stay
 /// in the caches, and sorting would only cost time. (Under Miri, this and the
@@ -149,9 +156,8 @@ impl BulkOptions {
     /// not yet inserted, over all its tasks: a `u64` hash per item, plus the
     /// item (`size_of::<T>()`) where the load must be able to give it back.
     /// A budget smaller than one item loads the items one at a time as they
-    /// come (no sorting, no scratch). Besides it: the sorts' counters (about
-    /// 260 KiB per task), and the items that did not fit, which are the
-    /// result.
+    /// come (no sorting, no scratch). Besides it: the sorts' counters (a few
+    /// KiB per task), and the items that did not fit, which are the result.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{BulkOptions, CuckooFilter};

@@ -126,12 +126,20 @@ pub(super) fn second_key(hash: u64) -> usize {
 /// Orders `v` by `key` (`0..keys`) in place, and leaves in `starts` where each
 /// key's run begins (`starts[keys]` is `v.len()`): an American flag sort, one
 /// counting pass, then every hash swapped straight into its key's run.
+///
+/// `far`: `v` may be larger than the caches (a whole pass; a partition fits
+/// in L2). Each swap writes at one of the
+/// runs' fronts, which move forward one hash at a time, too many streams for
+/// the hardware prefetcher; so each write asks for the line [`FRONT_AHEAD`]
+/// hashes past its front (on a load of 10^9 items, the first sort took 25
+/// CPU-seconds without, 11 with).
 pub(super) fn sort_by_key_in_place(
     v: &mut [u64],
     keys: usize,
     key: impl Fn(u64) -> usize,
     starts: &mut Vec<usize>,
     next: &mut Vec<usize>,
+    far: bool,
 ) {
     starts.clear();
     starts.resize(keys + 1, 0);
@@ -152,8 +160,12 @@ pub(super) fn sort_by_key_in_place(
             let mut h = v[next[k]];
             let mut kh = key(h);
             while kh != k {
-                std::mem::swap(&mut h, &mut v[next[kh]]);
-                next[kh] += 1;
+                let at = next[kh];
+                std::mem::swap(&mut h, &mut v[at]);
+                next[kh] = at + 1;
+                if far {
+                    prefetch_line(v.as_ptr().wrapping_add(at + FRONT_AHEAD), Reach::Later);
+                }
                 kh = key(h);
             }
             v[next[k]] = h;
@@ -161,6 +173,10 @@ pub(super) fn sort_by_key_in_place(
         }
     }
 }
+
+/// How far ahead of a run's write front [`sort_by_key_in_place`] asks for
+/// the buffer's line: two lines, reached some thousand swaps later.
+const FRONT_AHEAD: usize = 16;
 
 /// Inserted count and the items that did not fit.
 pub(super) type Loaded<T> = (usize, Vec<T>);
@@ -197,27 +213,31 @@ pub(super) fn insert_run<W: Width>(
     inserted
 }
 
-/// How many items ahead [`insert_sorted`] asks for a second bucket.
+/// How many items ahead [`insert_sorted`] asks for an item's buckets.
 pub(super) const AHEAD: usize = 16;
 
 /// [`insert_run`] for hashes in table order. Their first buckets come in
-/// order, so the hardware prefetcher streams them in; their second buckets,
-/// where an insert goes when the first is full (most of them, towards the
-/// end of a load), are anywhere in the table. So the second bucket of the
-/// item [`AHEAD`] places on is requested now, to overlap its miss with the
-/// inserts between.
+/// order but sparse (a pass holds an item per few lines of the table), and
+/// their second buckets, where an insert goes when the first has little
+/// room (most of them, towards the end of a load), are anywhere in the
+/// table. An insert's compare-and-swap is a full barrier on x86-64, so a
+/// miss the insert meets itself is overlapped with nothing: both buckets of
+/// the item [`AHEAD`] places on are asked for now.
 pub(super) fn insert_sorted<W: Width>(
     table: &Table<W>,
     hashes: &[u64],
     failed: &mut Vec<u64>,
 ) -> usize {
-    for &h in hashes.iter().take(AHEAD) {
-        table.prefetch_bucket(table.position(h).i2, Reach::Later);
-    }
+    let ask = |h: u64| {
+        let p = table.position(h);
+        table.prefetch_bucket(p.i1, Reach::Later);
+        table.prefetch_bucket(p.i2, Reach::Later);
+    };
+    hashes.iter().take(AHEAD).for_each(|&h| ask(h));
     let mut inserted = 0;
     for (k, &h) in hashes.iter().enumerate() {
         if let Some(&ahead) = hashes.get(k + AHEAD) {
-            table.prefetch_bucket(table.position(ahead).i2, Reach::Later);
+            ask(ahead);
         }
         if table.insert_uncounted(table.position(h)).is_ok() {
             inserted += 1;
@@ -226,6 +246,54 @@ pub(super) fn insert_sorted<W: Width>(
         }
     }
     inserted
+}
+
+/// Partitions of a pass that [`insert_partitions`] leaves to one rayon job:
+/// 16 jobs a pass, each of a sixteenth of the pass.
+const PARTITIONS_PER_JOB: usize = (1 << FIRST_BITS) / 16;
+
+/// Orders each partition of `hashes` by [`second_key`] and inserts it with
+/// [`insert_sorted`]; `bounds` are the partitions' bounds in the pass, of
+/// which `hashes` starts at `bounds[0]`. The partitions are split between
+/// rayon's threads by `join`, so that a thread whose items have run out
+/// helps insert the pass of one whose items have not: rayon splits a load's
+/// items into a few long runs, one thread's each, and without this the last
+/// run's passes were one thread's alone (a 10^9-item load on two threads
+/// spent its last 20 of 68 seconds on one). A `join` nobody steals runs
+/// both halves in turn, at the cost of a push and a pop.
+pub(super) fn insert_partitions<W: Width>(
+    table: &Table<W>,
+    hashes: &mut [u64],
+    bounds: &[usize],
+    failed: &mut Vec<u64>,
+) -> usize {
+    let partitions = bounds.len() - 1;
+    if partitions <= PARTITIONS_PER_JOB {
+        let (mut starts, mut next) = (Vec::new(), Vec::new());
+        let mut inserted = 0;
+        for p in 0..partitions {
+            let part = &mut hashes[bounds[p] - bounds[0]..bounds[p + 1] - bounds[0]];
+            sort_by_key_in_place(
+                part,
+                1 << SECOND_BITS,
+                second_key,
+                &mut starts,
+                &mut next,
+                false,
+            );
+            inserted += insert_sorted(table, part, failed);
+        }
+        return inserted;
+    }
+    let mid = partitions / 2;
+    let (left, right) = hashes.split_at_mut(bounds[mid] - bounds[0]);
+    let mut failed_right = Vec::new();
+    let (a, b) = rayon::join(
+        || insert_partitions(table, left, &bounds[..=mid], failed),
+        || insert_partitions(table, right, &bounds[mid..], &mut failed_right),
+    );
+    failed.append(&mut failed_right);
+    a + b
 }
 
 /// Moves out of a pass's `items` those to give back for the `failed` hashes
@@ -253,11 +321,10 @@ pub(super) struct Pass<'a, W: Width, T, G> {
     uncounted: usize,
     inserted: usize,
     failed: Vec<T>,
-    /// The sorts' counters, the partitions' bounds, and the failed hashes
-    /// of a pass.
+    /// The first sort's counters (then the partitions' bounds), and the
+    /// failed hashes of a pass.
     starts: Vec<usize>,
     next: Vec<usize>,
-    parts: Vec<usize>,
     failed_hashes: Vec<u64>,
 }
 
@@ -284,7 +351,6 @@ impl<'a, W: Width, T, G: GiveBack<T>> Pass<'a, W, T, G> {
             failed: Vec::new(),
             starts: Vec::new(),
             next: Vec::new(),
-            parts: Vec::new(),
             failed_hashes: Vec::new(),
         }
     }
@@ -340,17 +406,15 @@ impl<'a, W: Width, T, G: GiveBack<T>> Pass<'a, W, T, G> {
         let failed = &mut self.failed_hashes;
         let inserted = if self.sort && n >= SORT_MIN_ITEMS {
             let (starts, next) = (&mut self.starts, &mut self.next);
-            sort_by_key_in_place(&mut self.hashes, 1 << FIRST_BITS, first_key, starts, next);
-            // The partitions' bounds move to `parts`, freeing `starts` for
-            // the second sort.
-            std::mem::swap(starts, &mut self.parts);
-            let mut inserted = 0;
-            for p in 0..1 << FIRST_BITS {
-                let part = &mut self.hashes[self.parts[p]..self.parts[p + 1]];
-                sort_by_key_in_place(part, 1 << SECOND_BITS, second_key, starts, next);
-                inserted += insert_sorted(table, part, failed);
-            }
-            inserted
+            sort_by_key_in_place(
+                &mut self.hashes,
+                1 << FIRST_BITS,
+                first_key,
+                starts,
+                next,
+                true,
+            );
+            insert_partitions(table, &mut self.hashes, starts, failed)
         } else {
             insert_run(table, self.hashes.iter().copied(), failed)
         };

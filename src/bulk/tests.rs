@@ -129,24 +129,30 @@ fn passes_sort_into_bucket_order_in_place() {
         first_key,
         &mut starts,
         &mut next,
+        true,
     );
     let parts = starts.clone();
     for p in 0..1 << FIRST_BITS {
         let part = &mut hashes[parts[p]..parts[p + 1]];
         assert!(part.iter().all(|&h| first_key(h) == p));
-        sort_by_key_in_place(part, 1 << SECOND_BITS, second_key, &mut starts, &mut next);
+        sort_by_key_in_place(
+            part,
+            1 << SECOND_BITS,
+            second_key,
+            &mut starts,
+            &mut next,
+            false,
+        );
     }
-    // Ordered by the top 22 bits of the low half, which order the first
-    // buckets; nothing lost or duplicated.
+    // Ordered by the top FIRST_BITS + SECOND_BITS bits of the low half,
+    // which order the first buckets; nothing lost or duplicated.
     let top = |h: u64| (h as u32) >> (32 - FIRST_BITS - SECOND_BITS);
     assert!(hashes.windows(2).all(|w| top(w[0]) <= top(w[1])));
     hashes.sort_unstable();
     expected.sort_unstable();
     assert_eq!(hashes, expected);
-    assert_eq!(
-        second_key(5 << 20),
-        5 << (20 - 10) & ((1 << SECOND_BITS) - 1)
-    );
+    let below = 32 - FIRST_BITS - SECOND_BITS;
+    assert_eq!(second_key(5 << 20), 5 << (20 - below));
 }
 
 #[test]

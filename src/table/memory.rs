@@ -73,10 +73,11 @@ pub(crate) enum Reach {
     /// search's next level), or from a table that fits in the outer caches.
     Next,
     /// Into L2 and the levels below it, not L1 (`PREFETCHT1`): for the
-    /// batch pipeline's lines from a table much larger than the caches. A
-    /// request into L1 holds one of the core's few L1 miss buffers for the
-    /// whole trip to memory, and a batch asks for more lines than there are
-    /// buffers; one into L2 leaves the miss to L2's deeper queue. (See
+    /// batch pipeline's lines from a table much larger than the caches, and
+    /// a bulk load's. A request into L1 holds one of the core's few L1 miss
+    /// buffers for the whole trip to memory, and each of these asks for more
+    /// lines than there are buffers; one into L2 leaves the miss to L2's
+    /// deeper queue. (See
     /// `batch::FAR_TABLE_BYTES` for what each hint measured, on Intel. AMD
     /// documents `PREFETCHT1` into L2 from Zen 4 on and into L1 before it;
     /// one study saw Zen 4 drop some of them. Not measured on AMD.)
@@ -89,10 +90,19 @@ pub(crate) enum Reach {
 /// next level. A no-op under loom and where no stable prefetch exists.
 #[inline(always)]
 pub(crate) fn prefetch(word: &AtomicU64, reach: Reach) {
+    prefetch_line((word as *const AtomicU64).cast::<u8>(), reach);
+}
+
+/// Asks the CPU to start loading the cache line of `p`, which need not point
+/// to anything: the address is only a hint (the bulk load's sort asks for
+/// lines past the end of its buffer). A no-op under loom and where no stable
+/// prefetch exists.
+#[inline(always)]
+pub(crate) fn prefetch_line<T>(p: *const T, reach: Reach) {
     #[cfg(all(target_arch = "x86_64", not(lockfree_cuckoo_filter_loom)))]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
-        let p = (word as *const AtomicU64).cast();
+        let p = p.cast::<i8>();
         // SAFETY: `_mm_prefetch` needs SSE, which every x86-64 CPU has (it is
         // in the target's baseline). PREFETCHT0 and PREFETCHT1 never fault
         // and change no value the program can observe, whatever the address.
@@ -104,7 +114,7 @@ pub(crate) fn prefetch(word: &AtomicU64, reach: Reach) {
         }
     }
     #[cfg(not(all(target_arch = "x86_64", not(lockfree_cuckoo_filter_loom))))]
-    let _ = (word, reach);
+    let _ = (p, reach);
 }
 
 /// Tables smaller than this gain nothing from huge pages.

@@ -43,8 +43,8 @@ use crate::fingerprint::{self as fpr, Width, LINE_WORDS};
 use crate::sync::{AtomicU64, Ordering};
 use count::ItemCount;
 use front::Fronts;
-pub(crate) use memory::Reach;
 use memory::{prefetch, zeroed_blocks, Block};
+pub(crate) use memory::{prefetch_line, Reach};
 use relocation::{RelocationCounters, Snapshot};
 
 pub(crate) use any::{dispatch, with_width, AnyTable, Variant};
