@@ -224,10 +224,14 @@ fn main() {
         n as f64 / look_s / 1e6,
         n - found
     );
+    // The measured rate estimates the expected one, to within a binomial
+    // standard deviation; the bound is on the expectation.
+    let sd = (fpr * (1.0 - fpr) / args.probes.max(1) as f64).sqrt();
     println!(
-        "false positives: {fps} of {} absent keys = {:.5} % (bound {:.5} %), {:.1} M lookups/s",
+        "false positives: {fps} of {} absent keys = {:.5} % ± {:.5} % (bound on its expectation {:.5} %), {:.1} M lookups/s",
         args.probes,
         100.0 * fpr,
+        100.0 * sd,
         100.0 * bound,
         args.probes as f64 / fp_s / 1e6
     );

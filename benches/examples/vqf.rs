@@ -69,8 +69,8 @@ use std::sync::Barrier;
 use std::time::Duration;
 use std::time::Instant;
 
-use benchmarks::{items_at, parse_threads, splitmix};
-use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, DEFAULT_SEED};
+use benchmarks::{filter_with, items_at, largest_capacity, parse_threads, splitmix};
+use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
 use rayon::prelude::*;
 
 const USAGE: &str = "\
@@ -283,38 +283,13 @@ impl Subject {
     }
 }
 
-/// The capacity that gives this crate's filter `buckets` buckets, found by
-/// building candidates (a fresh table is zero pages not yet handed out): the
-/// largest capacity whose table has at most `buckets`.
+/// The capacity that gives this crate's filter `buckets` buckets: the
+/// largest whose 8-bit table has at most `buckets`.
 fn capacity_for_buckets(buckets: u64) -> usize {
-    let fits = |capacity| {
-        CuckooFilter::builder()
-            .capacity(capacity)
-            .fingerprint_bits(FingerprintBits::Bits8)
-            .build()
-            .is_ok_and(|f| f.bucket_count() <= buckets)
-    };
-    let (mut low, mut high) = (0, 4 * buckets as usize);
-    while high - low > 1 {
-        let mid = low + (high - low) / 2;
-        if fits(mid) {
-            low = mid;
-        } else {
-            high = mid;
-        }
-    }
-    low
-}
-
-/// This crate's filter with `bits`-bit fingerprints, built for `capacity`
-/// (from [`capacity_for_buckets`]) and the fixed seed.
-fn crate_filter(bits: FingerprintBits, capacity: usize) -> CuckooFilter {
-    CuckooFilter::builder()
-        .capacity(capacity)
-        .fingerprint_bits(bits)
-        .seed(DEFAULT_SEED)
-        .build()
-        .expect("a table of the benchmarked size")
+    largest_capacity(FingerprintBits::Bits8, 4 * buckets as usize, |f| {
+        f.bucket_count() <= buckets
+    })
+    .unwrap_or(0)
 }
 
 #[cfg(vqf)]
@@ -830,7 +805,7 @@ fn run_subject(s: Subject, log2: u32, capacity: usize, keys: &Keys, args: &Args)
     let say = |msg: &str| eprintln!("2^{log2} slots, {}: {msg}", s.name());
     match s {
         Subject::Crate(bits) => {
-            let f = crate_filter(bits, capacity);
+            let f = filter_with(capacity, bits);
             debug_assert_eq!(f.slots(), 1 << log2);
             measure(&f, keys, args, &say, |f, k, t, n| {
                 Some(conc_shared(f, k, t, n))
@@ -1229,7 +1204,7 @@ fn repro(args: &Args) -> String {
         md,
         "| filter | writer | tables | lookups | false negatives | writes | lost |\n|---|---|--:|--:|--:|--:|--:|"
     );
-    let crate16 = move || crate_filter(FingerprintBits::Bits16, capacity);
+    let crate16 = move || filter_with(capacity, FingerprintBits::Bits16);
     type Run = Box<dyn FnOnce() -> Race + Send>;
     let runs: Vec<(&str, &str, Run)> = vec![
         (
@@ -1369,7 +1344,7 @@ fn main() {
         let log2 = args.slots[0];
         let capacity = capacity_for_buckets(1 << (log2 - 2));
         match s {
-            Subject::Crate(bits) => perf_lookups(&crate_filter(bits, capacity), args.perf_count),
+            Subject::Crate(bits) => perf_lookups(&filter_with(capacity, bits), args.perf_count),
             #[cfg(vqf)]
             Subject::Vqf(Build::Plain) => {
                 perf_lookups(&vqf::Vqf::<vqf::Plain>::new(1 << log2), args.perf_count)

@@ -34,4 +34,6 @@ pub use memory_limit::{
 pub use sharing_limit::SharingKernel;
 pub use single::{chunk_for, lookup_hits, lookup_misses, timed_inserts, timed_removes};
 pub use subjects::{prev_pow2, Alone, Atomic, Bloom, Mx, Ours, Rw, Subject};
-pub use tables::{capacity_for_bytes, capacity_for_mib, filter_with, Size, Tables};
+pub use tables::{
+    capacity_for_bytes, capacity_for_mib, filter_with, largest_capacity, Size, Tables,
+};

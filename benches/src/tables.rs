@@ -79,26 +79,38 @@ pub fn filter_with(capacity: usize, bits: FingerprintBits) -> CuckooFilter {
 
 /// The largest capacity whose filter with `bits`-bit fingerprints takes at
 /// most `bytes` by `memory_usage()`, or `None` where even one item does not
-/// fit. Builds the candidates: a fresh table is zero pages the OS has not yet
-/// handed out, so each costs little more than the calls. A candidate the
-/// builder refuses (too large) does not fit.
+/// fit.
 pub fn capacity_for_bytes(bits: FingerprintBits, bytes: usize) -> Option<usize> {
-    let fits = |capacity| {
+    // Every layout spends at least 8 bits on a slot, so `bytes` items never fit.
+    largest_capacity(bits, bytes, |f| f.memory_usage() <= bytes)
+}
+
+/// The largest capacity below `never` whose filter with `bits`-bit
+/// fingerprints passes `fits` (which must hold for every capacity below one
+/// that passes), or `None` where capacity 1 does not. Builds the candidates:
+/// a fresh table is zero pages the OS has not yet handed out, so each costs
+/// little more than the calls. A candidate the builder refuses (too large)
+/// does not fit.
+pub fn largest_capacity(
+    bits: FingerprintBits,
+    never: usize,
+    fits: impl Fn(&CuckooFilter) -> bool,
+) -> Option<usize> {
+    let passes = |capacity| {
         CuckooFilter::builder()
             .capacity(capacity)
             .fingerprint_bits(bits)
             .seed(DEFAULT_SEED)
             .build()
-            .is_ok_and(|f| f.memory_usage() <= bytes)
+            .is_ok_and(|f| fits(&f))
     };
-    if !fits(1) {
+    if !passes(1) {
         return None;
     }
-    // Every layout spends at least 8 bits on a slot, so `bytes` items never fit.
-    let (mut low, mut high) = (1, bytes);
+    let (mut low, mut high) = (1, never);
     while high - low > 1 {
         let mid = low + (high - low) / 2;
-        if fits(mid) {
+        if passes(mid) {
             low = mid;
         } else {
             high = mid;

@@ -128,11 +128,10 @@ pub(super) fn second_key(hash: u64) -> usize {
 /// counting pass, then every hash swapped straight into its key's run.
 ///
 /// `far`: `v` may be larger than the caches (a whole pass; a partition fits
-/// in L2). Each swap writes at one of the
-/// runs' fronts, which move forward one hash at a time, too many streams for
-/// the hardware prefetcher; so each write asks for the line [`FRONT_AHEAD`]
-/// hashes past its front (on a load of 10^9 items, the first sort took 25
-/// CPU-seconds without, 11 with).
+/// in L2). Each swap writes at one of the runs' fronts, which move forward
+/// one hash at a time, too many streams for the hardware prefetcher; so each
+/// write asks for the line [`FRONT_AHEAD`] hashes past its front (on a load
+/// of 10^9 items, the first sort took 25 CPU-seconds without, 11 with).
 pub(super) fn sort_by_key_in_place(
     v: &mut [u64],
     keys: usize,
@@ -258,9 +257,9 @@ const PARTITIONS_PER_JOB: usize = (1 << FIRST_BITS) / 16;
 /// rayon's threads by `join`, so that a thread whose items have run out
 /// helps insert the pass of one whose items have not: rayon splits a load's
 /// items into a few long runs, one thread's each, and without this the last
-/// run's passes were one thread's alone (a 10^9-item load on two threads
-/// spent its last 20 of 68 seconds on one). A `join` nobody steals runs
-/// both halves in turn, at the cost of a push and a pop.
+/// run's passes are one thread's alone (a 10^9-item load on two threads ran
+/// its last 20 of 68 seconds on one). A `join` nobody steals runs both
+/// halves in turn, at the cost of a push and a pop.
 pub(super) fn insert_partitions<W: Width>(
     table: &Table<W>,
     hashes: &mut [u64],

@@ -286,14 +286,7 @@ impl AnyTable {
     /// Puts the item of `hash` into its first bucket, else its second, and
     /// counts it (see [`crate::test_hooks::TableHooks::put_hash`]).
     pub(crate) fn put_hash(&self, hash: u64) -> bool {
-        dispatch!(self, t => {
-            let pos = t.position(hash);
-            let put = t.put(pos.i1, pos.fp) || t.put(pos.i2, pos.fp);
-            if put {
-                t.count.increment(pos.i1);
-            }
-            put
-        })
+        dispatch!(self, t => t.put_in_order(t.position(hash), false))
     }
 
     /// Every occupied slot as `(bucket, fingerprint)`; exact when quiescent.

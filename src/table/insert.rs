@@ -274,12 +274,24 @@ impl<W: Width> Table<W> {
             i2: self.alternate(bucket, fp),
             fp,
         };
-        if self.put(pos.i1, fp) || self.put(pos.i2, fp) || path::insert(self, pos, None) {
-            self.count.increment(pos.i1);
+        if self.put_in_order(pos, true) {
             Ok(())
         } else {
             Err(Full)
         }
+    }
+
+    /// Puts the fingerprint of `pos` into its first bucket if that has room,
+    /// else into its second, else (with `search`) along a cuckoo path, and
+    /// counts it in; false if it was not put.
+    pub(crate) fn put_in_order(&self, pos: Position, search: bool) -> bool {
+        let put = self.put(pos.i1, pos.fp)
+            || self.put(pos.i2, pos.fp)
+            || (search && path::insert(self, pos, None));
+        if put {
+            self.count.increment(pos.i1);
+        }
+        put
     }
 }
 
