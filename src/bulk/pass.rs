@@ -173,6 +173,17 @@ pub(super) fn sort_by_key_in_place(
     }
 }
 
+/// Orders a pass by partition ([`first_key`]), and leaves the partitions'
+/// bounds in `starts`.
+pub(super) fn sort_into_partitions(v: &mut [u64], starts: &mut Vec<usize>, next: &mut Vec<usize>) {
+    sort_by_key_in_place(v, 1 << FIRST_BITS, first_key, starts, next, true);
+}
+
+/// Orders a partition by [`second_key`].
+pub(super) fn sort_partition(v: &mut [u64], starts: &mut Vec<usize>, next: &mut Vec<usize>) {
+    sort_by_key_in_place(v, 1 << SECOND_BITS, second_key, starts, next, false);
+}
+
 /// How far ahead of a run's write front [`sort_by_key_in_place`] asks for
 /// the buffer's line: two lines, reached some thousand swaps later.
 const FRONT_AHEAD: usize = 16;
@@ -272,14 +283,7 @@ pub(super) fn insert_partitions<W: Width>(
         let mut inserted = 0;
         for p in 0..partitions {
             let part = &mut hashes[bounds[p] - bounds[0]..bounds[p + 1] - bounds[0]];
-            sort_by_key_in_place(
-                part,
-                1 << SECOND_BITS,
-                second_key,
-                &mut starts,
-                &mut next,
-                false,
-            );
+            sort_partition(part, &mut starts, &mut next);
             inserted += insert_sorted(table, part, failed);
         }
         return inserted;
@@ -405,14 +409,7 @@ impl<'a, W: Width, T, G: GiveBack<T>> Pass<'a, W, T, G> {
         let failed = &mut self.failed_hashes;
         let inserted = if self.sort && n >= SORT_MIN_ITEMS {
             let (starts, next) = (&mut self.starts, &mut self.next);
-            sort_by_key_in_place(
-                &mut self.hashes,
-                1 << FIRST_BITS,
-                first_key,
-                starts,
-                next,
-                true,
-            );
+            sort_into_partitions(&mut self.hashes, starts, next);
             insert_partitions(table, &mut self.hashes, starts, failed)
         } else {
             insert_run(table, self.hashes.iter().copied(), failed)

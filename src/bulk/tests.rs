@@ -123,26 +123,12 @@ fn passes_sort_into_bucket_order_in_place() {
     hashes.extend([u64::MAX, 0, 1 << 31, 5 << 20, u64::from(u32::MAX) << 32]);
     let mut expected = hashes.clone();
     let (mut starts, mut next) = (Vec::new(), Vec::new());
-    sort_by_key_in_place(
-        &mut hashes,
-        1 << FIRST_BITS,
-        first_key,
-        &mut starts,
-        &mut next,
-        true,
-    );
+    sort_into_partitions(&mut hashes, &mut starts, &mut next);
     let parts = starts.clone();
     for p in 0..1 << FIRST_BITS {
         let part = &mut hashes[parts[p]..parts[p + 1]];
         assert!(part.iter().all(|&h| first_key(h) == p));
-        sort_by_key_in_place(
-            part,
-            1 << SECOND_BITS,
-            second_key,
-            &mut starts,
-            &mut next,
-            false,
-        );
+        sort_partition(part, &mut starts, &mut next);
     }
     // Ordered by the top FIRST_BITS + SECOND_BITS bits of the low half,
     // which order the first buckets; nothing lost or duplicated.
