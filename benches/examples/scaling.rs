@@ -390,6 +390,8 @@ fn chart(path: &std::path::Path, rows: &[Row], threads: &[usize], machine: &str)
             &xs,
             "million ops/s, all threads (log)",
             &series,
+            // Rates fall as the table grows: the top right is empty.
+            SeriesLabelPosition::UpperRight,
         )?;
     }
     root.present()?;

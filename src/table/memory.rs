@@ -77,10 +77,10 @@ pub(crate) enum Reach {
     /// a bulk load's. A request into L1 holds one of the core's few L1 miss
     /// buffers for the whole trip to memory, and each of these asks for more
     /// lines than there are buffers; one into L2 leaves the miss to L2's
-    /// deeper queue. (See
-    /// `batch::FAR_TABLE_BYTES` for what each hint measured, on Intel. AMD
-    /// documents `PREFETCHT1` into L2 from Zen 4 on and into L1 before it;
-    /// one study saw Zen 4 drop some of them. Not measured on AMD.)
+    /// deeper queue. (See `batch::FAR_TABLE_BYTES` for what each hint
+    /// measured, on Intel. AMD documents `PREFETCHT1` into L2 from Zen 4 on
+    /// and into L1 before it; one study saw Zen 4 drop some of them. Not
+    /// measured on AMD.)
     Later,
 }
 

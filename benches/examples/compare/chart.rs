@@ -137,6 +137,7 @@ fn lines(
         &xs,
         "million ops/s, all threads (log)",
         &series,
+        SeriesLabelPosition::LowerRight,
     )
 }
 

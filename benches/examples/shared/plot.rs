@@ -23,13 +23,15 @@ pub fn log_range(vals: impl Iterator<Item = f64>) -> (f64, f64) {
 }
 
 /// One line per series over the categories `xs`, values in ops/s drawn in
-/// millions on a log axis; a series's zeros are left out.
+/// millions on a log axis; a series's zeros are left out. The legend goes
+/// in the corner `legend`, where the lines are not.
 pub fn lines(
     area: &Area<'_>,
     title: &str,
     xs: &[String],
     y_desc: &str,
     series: &[(String, RGBColor, Vec<f64>)],
+    legend: SeriesLabelPosition,
 ) -> Res<()> {
     let (lo, hi) = log_range(series.iter().flat_map(|s| s.2.iter().copied()));
     let fmt = |x: &f64| {
@@ -69,7 +71,7 @@ pub fn lines(
         )?;
     }
     c.configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(legend)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .label_font(("sans-serif", 11))
