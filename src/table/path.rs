@@ -189,10 +189,9 @@ const AHEAD: usize = 8;
 /// search ends at the first bucket with a free slot, so the nodes queued
 /// beyond it are work thrown away: expanding lazily keeps those to a few,
 /// where expanding whole levels would queue two to three times the nodes
-/// read. The
-/// order of reads is that of a search that expands each node as it reads it,
-/// so the path found is the same; each bucket is read once, and expanded from
-/// the fingerprints that read saw.
+/// read. The order of reads is that of a search that expands each node as
+/// it reads it, so the path found is the same; each bucket is read once, and
+/// expanded from the fingerprints that read saw.
 ///
 /// Moves across a front in `fronts` are left out (see [`search`]).
 fn search_in<W: Width>(
