@@ -6,7 +6,7 @@ use std::hash::BuildHasher;
 use crate::error::BuildError;
 use crate::fingerprint::FingerprintBits;
 use crate::hasher::DefaultHashBuilder;
-use crate::table::{MAX_BUCKETS, SLOTS};
+use crate::table::MAX_BUCKETS;
 use crate::CuckooFilter;
 
 /// The load factor the table is sized for, in percent: `with_capacity(n)`
@@ -122,9 +122,9 @@ impl<S> Builder<S> {
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits8);
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.02).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits9); // semi-sorted, 8 bits a slot
-    /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.01).build()?;
+    /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.012).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits10);
-    /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.002).build()?;
+    /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.004).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits12);
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(1e-6).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits32);
@@ -195,7 +195,7 @@ impl<S> Builder<S> {
     {
         let capacity = self.capacity.ok_or(BuildError::MissingCapacity)?;
         let bits = self.choose_bits()?;
-        let buckets = buckets_for(capacity)?;
+        let buckets = buckets_for(capacity, bits)?;
         CuckooFilter::from_parts(bits, buckets, self.hasher)
     }
 
@@ -235,12 +235,13 @@ fn unreachable_rate(rate: f64, bits: FingerprintBits) -> BuildError {
     }
 }
 
-/// Buckets for `capacity` items: `capacity / (4 · 0.94)`, rounded up, plus a
-/// slack ([`slack`]) that keeps small tables from being unlucky and costs large
-/// ones nothing (0.2 % at a million items), rounded up to even.
-pub(crate) fn buckets_for(capacity: usize) -> Result<u64, BuildError> {
+/// Buckets of `bits`' layout for `capacity` items: `capacity / (s · 0.94)`
+/// for buckets of `s` [slots](FingerprintBits::slots_per_bucket), rounded up,
+/// plus a slack ([`slack`]) that keeps small tables from being unlucky and
+/// costs large ones nothing (0.2 % at a million items), rounded up to even.
+pub(crate) fn buckets_for(capacity: usize, bits: FingerprintBits) -> Result<u64, BuildError> {
     let too_large = BuildError::CapacityTooLarge { capacity };
-    let base = base_buckets(capacity as u128);
+    let base = base_buckets(capacity as u128, bits.slots_per_bucket());
     if base >= u128::from(MAX_BUCKETS) {
         return Err(too_large);
     }
@@ -269,17 +270,17 @@ fn slack(base: u64) -> u64 {
     base.isqrt() + if base >= 2 { 2 } else { 0 }
 }
 
-/// `ceil(capacity / (4 · 0.94))`, exactly.
-fn base_buckets(capacity: u128) -> u128 {
-    (capacity * 100).div_ceil(u128::from(SLOTS) * u128::from(SIZING_LOAD_PERCENT))
+/// `ceil(capacity / (slots · 0.94))`, exactly.
+fn base_buckets(capacity: u128, slots: u32) -> u128 {
+    (capacity * 100).div_ceil(u128::from(slots) * u128::from(SIZING_LOAD_PERCENT))
 }
 
-/// The capacity in items of a table of `buckets` buckets: the largest `n`
-/// for which [`buckets_for`]`(n)` is at most `buckets`, so at least the
+/// The capacity in items of a table of `buckets` buckets of `bits`' layout:
+/// the largest `n` for which [`buckets_for`]`(n, bits)` is at most `buckets`, so at least the
 /// capacity a table of this size was built for, and what `with_capacity`
 /// promises for a table of this size. (Saturates at `usize::MAX` where `usize`
 /// is narrower than the answer.)
-pub(crate) fn capacity_for(buckets: u64) -> usize {
+pub(crate) fn capacity_for(buckets: u64, bits: FingerprintBits) -> usize {
     // The largest base with `base + slack(base) <= buckets` (the rounding to
     // even cannot push an even `buckets` over): the sum is increasing in base.
     // A table too small for any base (two buckets) holds what a base of 0
@@ -294,7 +295,8 @@ pub(crate) fn capacity_for(buckets: u64) -> usize {
         }
     }
     // The largest n with base_buckets(n) <= low.
-    let n = u128::from(low) * u128::from(SLOTS) * u128::from(SIZING_LOAD_PERCENT) / 100;
+    let slots = u128::from(bits.slots_per_bucket());
+    let n = u128::from(low) * slots * u128::from(SIZING_LOAD_PERCENT) / 100;
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
@@ -310,8 +312,10 @@ mod tests {
         for (rate, bits) in [
             (0.03, FingerprintBits::Bits8),
             (0.02, FingerprintBits::Bits9),
-            (0.01, FingerprintBits::Bits10),
-            (0.002, FingerprintBits::Bits12),
+            (0.012, FingerprintBits::Bits10),
+            (0.01, FingerprintBits::Bits12),
+            (0.0042, FingerprintBits::Bits12),
+            (0.002, FingerprintBits::Bits16),
             (1e-4, FingerprintBits::Bits17),
             (1e-5, FingerprintBits::Bits21),
             (1e-6, FingerprintBits::Bits32),
@@ -348,7 +352,8 @@ mod tests {
         assert_eq!(pick(0.05), Ok(FingerprintBits::Bits8));
         assert_eq!(pick(0.03), Ok(FingerprintBits::Bits8));
         assert_eq!(pick(0.02), Ok(FingerprintBits::Bits9));
-        assert_eq!(pick(0.01), Ok(FingerprintBits::Bits10));
+        assert_eq!(pick(0.012), Ok(FingerprintBits::Bits10));
+        assert_eq!(pick(0.01), Ok(FingerprintBits::Bits12));
         assert_eq!(pick(1e-4), Ok(FingerprintBits::Bits17));
         assert_eq!(pick(2e-9), Ok(FingerprintBits::Bits32));
         assert!(matches!(
@@ -373,50 +378,64 @@ mod tests {
 
     #[test]
     fn sizing_is_tight_for_large_and_generous_for_tiny() {
-        assert_eq!(buckets_for(0), Ok(2));
-        assert_eq!(buckets_for(1), Ok(2));
-        assert_eq!(buckets_for(3), Ok(2));
-        assert_eq!(buckets_for(100).map(|b| b % 2), Ok(0));
-        for n in [1_000_000usize, 10_000_000, 100_000_000] {
-            let slots = buckets_for(n).unwrap() * 4;
-            let ideal = n as f64 / 0.95;
-            assert!(slots as f64 >= n as f64 / 0.95);
-            assert!((slots as f64) < ideal * 1.10, "{n}: {slots} slots");
+        use FingerprintBits::Bits16 as B16;
+        assert_eq!(buckets_for(0, B16), Ok(2));
+        assert_eq!(buckets_for(1, B16), Ok(2));
+        assert_eq!(buckets_for(3, B16), Ok(2));
+        assert_eq!(buckets_for(100, B16).map(|b| b % 2), Ok(0));
+        for bits in FingerprintBits::ALL {
+            let per_bucket = u64::from(bits.slots_per_bucket());
+            for n in [1_000_000usize, 10_000_000, 100_000_000] {
+                let slots = buckets_for(n, bits).unwrap() * per_bucket;
+                let ideal = n as f64 / 0.95;
+                assert!(slots as f64 >= n as f64 / 0.95);
+                assert!((slots as f64) < ideal * 1.10, "{n}: {slots} slots");
+            }
         }
         assert!(matches!(
-            buckets_for(usize::MAX),
+            buckets_for(usize::MAX, B16),
             Err(BuildError::CapacityTooLarge { .. })
         ));
-        assert!(buckets_for(16_000_000_000).is_ok());
-        assert!(buckets_for(17_000_000_000).is_err());
-        assert_eq!(buckets_for(10_000_000), Ok(10_644_832 / 4));
+        assert!(buckets_for(16_000_000_000, B16).is_ok());
+        assert!(buckets_for(17_000_000_000, B16).is_err());
+        assert!(buckets_for(24_000_000_000, FingerprintBits::Bits10).is_ok());
+        assert_eq!(buckets_for(10_000_000, B16), Ok(10_644_832 / 4));
+        assert_eq!(
+            buckets_for(10_000_000, FingerprintBits::Bits12),
+            Ok(2_129_120)
+        );
     }
 
     #[test]
     fn capacity_inverts_the_sizing() {
         // Every capacity fits in the table built for it, and the capacity of
         // that table is the largest that would be built that small.
-        let check = |n: usize| {
-            let buckets = buckets_for(n).unwrap();
-            let cap = capacity_for(buckets);
-            assert!(cap >= n, "{n}: capacity {cap}");
-            assert_eq!(buckets_for(cap), Ok(buckets), "{n}");
-            assert!(buckets_for(cap + 1).unwrap() > buckets, "{n}");
-        };
-        for n in (0..5000).chain([94, 376, 37_600, 1_000_000, 10_000_000, 123_456_789]) {
-            check(n);
+        for bits in FingerprintBits::ALL {
+            let check = |n: usize| {
+                let buckets = buckets_for(n, bits).unwrap();
+                let cap = capacity_for(buckets, bits);
+                assert!(cap >= n, "{n}: capacity {cap}");
+                assert_eq!(buckets_for(cap, bits), Ok(buckets), "{n}");
+                assert!(buckets_for(cap + 1, bits).unwrap() > buckets, "{n}");
+            };
+            for n in (0..5000).chain([94, 376, 37_600, 1_000_000, 10_000_000, 123_456_789]) {
+                check(n);
+            }
+            let largest = capacity_for(MAX_BUCKETS, bits);
+            assert_eq!(buckets_for(largest, bits), Ok(MAX_BUCKETS));
+            // An unproduced bucket count (a decoded table) gets the capacity
+            // of the largest table that fits in it.
+            assert_eq!(capacity_for(4, bits), capacity_for(2, bits));
         }
-        assert_eq!(capacity_for(buckets_for(10_000_000).unwrap()), 10_000_005);
-        assert_eq!(capacity_for(2), 3);
+        use FingerprintBits::Bits16 as B16;
+        assert_eq!(capacity_for(buckets_for(10_000_000, B16).unwrap(), B16), 10_000_005);
+        assert_eq!(capacity_for(2, B16), 3);
         // Four buckets are never built (a base of 2 gets six), and hold 3.
-        assert_eq!(capacity_for(4), 3);
-        assert_eq!(capacity_for(6), 11);
-        assert_eq!(buckets_for(4), Ok(6));
-        let largest = capacity_for(MAX_BUCKETS);
-        assert_eq!(buckets_for(largest), Ok(MAX_BUCKETS));
-        // An unproduced bucket count (a decoded table) gets the capacity of
-        // the largest table that fits in it.
-        assert_eq!(capacity_for(4), capacity_for(2));
+        assert_eq!(capacity_for(4, B16), 3);
+        assert_eq!(capacity_for(6, B16), 11);
+        assert_eq!(buckets_for(4, B16), Ok(6));
+        // Two buckets of six slots take five items.
+        assert_eq!(capacity_for(2, FingerprintBits::Bits10), 5);
     }
 
     #[test]

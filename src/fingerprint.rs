@@ -8,11 +8,11 @@
 //! buckets ([`crate::semisorted`]): two buckets a word and one, without lanes.
 //!
 //! A word holds `64 / BITS` lanes, from bit 0 up; the `64 mod BITS` bits above
-//! them are unused and stay 0. A bucket is four consecutive lanes: half a word
-//! at 8 bits, one word at 16 bits, two words at 32 bits, and at 10, 12 and 21
-//! bits the end of one word and the start of the next (or the middle of one
-//! word). A lane holding 0 is an empty slot, which is why fingerprints are
-//! never 0.
+//! them are unused and stay 0. A bucket is [`Width::SLOTS`] consecutive lanes
+//! and never crosses a word boundary: half a word of four lanes at 8 bits, a
+//! whole word at 10, 12 and 16 bits (six, five and four lanes), two whole
+//! words at 21 and 32 bits (six and four lanes). A lane holding 0 is an empty
+//! slot, which is why fingerprints are never 0.
 
 mod lanes;
 #[cfg(test)]
@@ -24,17 +24,22 @@ pub(crate) use lanes::{
     without_lane, zero_lanes,
 };
 
-/// Slots per bucket: a bucket is this many consecutive lanes.
-pub(crate) const SLOTS: u32 = 4;
+/// The most slots a bucket has (at 10 and 21 bits): the size of the
+/// fixed arrays that hold one bucket's fingerprints.
+pub(crate) const MAX_SLOTS: usize = 6;
 
 /// Bits per fingerprint. Longer fingerprints cost memory and buy a lower
-/// false-positive rate: about `8 / 2^bits` at full load.
+/// false-positive rate: about `2 · slots / 2^bits` at full load, for a
+/// bucket of [`slots_per_bucket`](Self::slots_per_bucket) slots.
 ///
 /// Every slot lies inside one 64-bit word, `⌊64 / bits⌋` slots to a word (the
 /// unused top bits of a word stay zero; the semi-sorted 9 and 17-bit layouts
 /// pack 8 and 4, see [`slots_per_word`](Self::slots_per_word)), so a width
 /// costs `64 / slots_per_word()` bits per slot:
-/// [`bits_per_slot`](Self::bits_per_slot). The widths are
+/// [`bits_per_slot`](Self::bits_per_slot). A bucket is four slots, or, where
+/// four do not divide a word's slots evenly (10, 12 and 21 bits), all the
+/// slots of one word or of two: every bucket then lies in whole words, which
+/// keeps a lookup to one comparison per word. The widths are
 /// listed in [`ALL`](Self::ALL), cheapest first; the builder's
 /// [`false_positive_rate`](crate::Builder::false_positive_rate) picks the
 /// cheapest one that meets the rate asked.
@@ -80,23 +85,25 @@ pub enum FingerprintBits {
     /// assert!(FingerprintBits::Bits9.false_positive_rate(0.95) < 0.015);
     /// ```
     Bits9,
-    /// 10-bit fingerprints, six to a word (a bucket may span two words): about
-    /// 0.73 % false positives at the 94 % load a filter is sized for, 11.3
-    /// bits per item.
+    /// 10-bit fingerprints, six to a word and a bucket of six, one word:
+    /// about 1.1 % false positives at the 94 % load a filter is sized for,
+    /// 11.3 bits per item.
     ///
     /// ```
     /// # use lockfree_cuckoo_filter::FingerprintBits;
     /// assert_eq!(FingerprintBits::Bits10.bits(), 10);
+    /// assert_eq!(FingerprintBits::Bits10.slots_per_bucket(), 6);
     /// assert!((FingerprintBits::Bits10.bits_per_slot() - 64.0 / 6.0).abs() < 1e-12);
     /// ```
     Bits10,
-    /// 12-bit fingerprints, five to a word (a bucket may span two words):
-    /// about 0.18 % false positives at the 94 % load a filter is sized for,
+    /// 12-bit fingerprints, five to a word and a bucket of five, one word:
+    /// about 0.23 % false positives at the 94 % load a filter is sized for,
     /// 13.6 bits per item.
     ///
     /// ```
     /// # use lockfree_cuckoo_filter::FingerprintBits;
     /// assert_eq!(FingerprintBits::Bits12.bits_per_slot(), 12.8);
+    /// assert_eq!(FingerprintBits::Bits12.slots_per_bucket(), 5);
     /// ```
     Bits12,
     /// 16-bit fingerprints (the default), four to a word, one bucket per word:
@@ -124,12 +131,13 @@ pub enum FingerprintBits {
     /// assert!(FingerprintBits::Bits17.false_positive_rate(0.95) < 1e-4);
     /// ```
     Bits17,
-    /// 21-bit fingerprints, three to a word (every bucket spans two words):
-    /// about 4 in 10^6 false positives at full load, 22.7 bits per item.
+    /// 21-bit fingerprints, three to a word and a bucket of six, two words:
+    /// about 6 in 10^6 false positives at full load, 22.7 bits per item.
     ///
     /// ```
     /// # use lockfree_cuckoo_filter::FingerprintBits;
-    /// assert!(FingerprintBits::Bits21.false_positive_rate(1.0) < 4e-6);
+    /// assert_eq!(FingerprintBits::Bits21.slots_per_bucket(), 6);
+    /// assert!(FingerprintBits::Bits21.false_positive_rate(1.0) < 6e-6);
     /// ```
     Bits21,
     /// 32-bit fingerprints, two to a word, one bucket in two words: about 2 in
@@ -228,6 +236,25 @@ impl FingerprintBits {
         }
     }
 
+    /// Slots in one bucket: 4, or the slots of one word at 10 and 12 bits
+    /// (6 and 5), of two words at 21 bits (6). An item may sit in any slot
+    /// of its two buckets, so a lookup compares against
+    /// `2 · slots_per_bucket()` fingerprints.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::FingerprintBits;
+    /// assert_eq!(FingerprintBits::Bits16.slots_per_bucket(), 4);
+    /// assert_eq!(FingerprintBits::Bits12.slots_per_bucket(), 5);
+    /// assert_eq!(FingerprintBits::Bits10.slots_per_bucket(), 6);
+    /// ```
+    pub const fn slots_per_bucket(self) -> u32 {
+        match self {
+            Self::Bits10 | Self::Bits21 => 6,
+            Self::Bits12 => 5,
+            _ => 4,
+        }
+    }
+
     /// Table memory per slot, in bits: `64 / slots_per_word()` (the unused
     /// top bits of each word included). A filter sized for `n` items has about
     /// `n / 0.94` slots.
@@ -241,9 +268,10 @@ impl FingerprintBits {
     }
 
     /// The false-positive rate bound at load factor `load` (clamped to 0..=1):
-    /// a lookup compares against the `2 · 4 · load` fingerprints of its two
-    /// buckets, each matching with probability about `2^-bits`, so the rate
-    /// is at most about `1 - (1 - 2^-bits)^(8 · load)`. Fingerprints are never
+    /// a lookup compares against the `2 · s · load` fingerprints of its two
+    /// buckets of `s` [slots](Self::slots_per_bucket), each matching with
+    /// probability about `2^-bits`, so the rate is at most about
+    /// `1 - (1 - 2^-bits)^(2 · s · load)`. Fingerprints are never
     /// 0, so one matches with probability `1/(2^bits - 1)`, and the exact
     /// bound is higher by a factor of up to `2^bits / (2^bits - 1)`: 0.4 % at
     /// 8 bits, less at wider ones. The builders choose widths by this bound;
@@ -261,69 +289,9 @@ impl FingerprintBits {
     /// ```
     pub fn false_positive_rate(self, load: f64) -> f64 {
         let miss = 1.0 - (-f64::from(self.bits())).exp2();
-        1.0 - miss.powf(2.0 * f64::from(SLOTS) * load.clamp(0.0, 1.0))
+        let slots = self.slots_per_bucket();
+        1.0 - miss.powf(2.0 * f64::from(slots) * load.clamp(0.0, 1.0))
     }
-}
-
-/// Words in a 64-byte cache line.
-pub(crate) const LINE_WORDS: u32 = 8;
-
-/// The most buckets a line holds in a spanning layout (12, at 10 bits).
-pub(crate) const MAX_BUCKETS_PER_LINE: usize = 12;
-
-/// Where a bucket of a spanning layout (10, 12, 21 bits) lies in its line:
-/// its first word (`word`, `0..8`) and lane in that word (`lane`), and the
-/// high bits of its lanes in that word and in the next (`mask`; `mask[1]` is
-/// 0 when the bucket ends inside its first word, and `spans` says whether it
-/// is not).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Span {
-    pub(crate) word: u32,
-    pub(crate) lane: u32,
-    pub(crate) spans: bool,
-    pub(crate) mask: [u64; 2],
-}
-
-/// [`Width::SPAN`] for `lanes` lanes of `bits` bits a word, `high` the
-/// lanes' high bits: bucket `p` of a line starts at lane `4p` of the line.
-/// Entries past the line's buckets (and every entry of a layout whose
-/// buckets do not span) are unused and left empty.
-const fn spans_of(bits: u32, lanes: u32, high: u64) -> [Span; MAX_BUCKETS_PER_LINE] {
-    let empty = Span {
-        word: 0,
-        lane: 0,
-        spans: false,
-        mask: [0; 2],
-    };
-    let mut table = [empty; MAX_BUCKETS_PER_LINE];
-    if lanes % SLOTS == 0 || SLOTS % lanes == 0 {
-        return table;
-    }
-    let mut p = 0;
-    while p < (LINE_WORDS * lanes / SLOTS) as usize {
-        let start = p as u32 * SLOTS;
-        let (word, lane) = (start / lanes, start % lanes);
-        let end = lane + SLOTS;
-        let last = if end < lanes { end } else { lanes };
-        let rest = end.saturating_sub(lanes);
-        table[p] = Span {
-            word,
-            lane,
-            spans: rest > 0,
-            mask: [
-                lanes_below(high, bits, last) & (u64::MAX << (lane * bits)),
-                lanes_below(high, bits, rest),
-            ],
-        };
-        p += 1;
-    }
-    table
-}
-
-/// The high bits `high` of lanes `0..k` of a word of `bits`-bit lanes
-/// (`k · bits < 64`, as in every spanning layout).
-const fn lanes_below(high: u64, bits: u32, k: u32) -> u64 {
-    high & ((1u64 << (k * bits)) - 1)
 }
 
 /// The lowest bit of each of the `64 / bits` lanes of a word.
@@ -342,16 +310,20 @@ const fn low_bits(bits: u32) -> u64 {
 /// operation (in `CuckooFilter`'s dispatch; a lookup of the uncommon widths
 /// also makes one call), never one per slot.
 ///
-/// A bucket is the four consecutive lanes `4b .. 4b + 4`, lane `L` being lane
-/// `L mod LANES` of word `L / LANES`. With 8 or 16 bits a bucket lies inside
-/// one word, with 32 bits it is two whole words; with 10, 12 or 21 bits
-/// ([`SPANS`](Width::SPANS)) it may lie across two words, each of its slots
-/// inside one of them. The unused top `64 mod BITS` bits of every word stay 0.
+/// A bucket is the [`SLOTS`](Width::SLOTS) consecutive lanes
+/// `SLOTS · b .. SLOTS · (b + 1)`, lane `L` being lane `L mod LANES` of word
+/// `L / LANES`. Either a word holds whole buckets (8-bit: two of four lanes;
+/// 10, 12, 16-bit: one of six, five, four) or a bucket is whole words (21 and
+/// 32-bit: two words of three and two lanes), so no bucket crosses a word
+/// boundary. The unused top `64 mod BITS` bits of every word stay 0.
 pub(crate) trait Width: Copy + Send + Sync + 'static {
     /// Bits per fingerprint.
     const BITS: u32;
     /// Fingerprint lanes in one 64-bit word (slots, for a semi-sorted word).
     const LANES: u32 = 64 / Self::BITS;
+    /// Slots per bucket ([`FingerprintBits::slots_per_bucket`]), at most
+    /// [`MAX_SLOTS`].
+    const SLOTS: u32 = 4;
     /// Whether a word is one or two semi-sorted buckets
     /// ([`crate::semisorted`]), each decoded and re-encoded as a whole: the
     /// content methods below are then the codec's, and there are no lanes
@@ -360,13 +332,17 @@ pub(crate) trait Width: Copy + Send + Sync + 'static {
     /// buckets a word it is the bucket's half of the word, which tells the
     /// content methods which half is meant: see [`half_of`]).
     const SORTED: bool = false;
-    /// Words a bucket may touch: 1 when a word holds whole buckets, else 2.
-    const WORDS_PER_BUCKET: usize = if Self::LANES % SLOTS == 0 { 1 } else { 2 };
-    /// Whether a bucket's lanes may start in the middle of a word and run into
-    /// the next (10, 12, 21 bits). Such tables are aligned to 64-byte lines,
-    /// where a line of 8 words holds a whole number of buckets
-    /// (`8 · LANES` is a multiple of 4), so no bucket straddles a line.
-    const SPANS: bool = Self::LANES % SLOTS != 0 && SLOTS % Self::LANES != 0;
+    /// Words a bucket lies in: 1, or 2 where a bucket is two whole words.
+    /// (Evaluating it checks that buckets never cross a word boundary.)
+    const WORDS_PER_BUCKET: usize = {
+        assert!(Self::SLOTS as usize <= MAX_SLOTS);
+        assert!(Self::LANES % Self::SLOTS == 0 || Self::SLOTS == 2 * Self::LANES);
+        if Self::LANES % Self::SLOTS == 0 {
+            1
+        } else {
+            2
+        }
+    };
     /// Largest fingerprint, `2^BITS - 1`; fingerprints lie in `1..=MAX`.
     const MAX: u64 = (1u64 << Self::BITS) - 1;
     /// The lowest bit of every lane (none in the unused top bits).
@@ -375,17 +351,6 @@ pub(crate) trait Width: Copy + Send + Sync + 'static {
     const HIGH: u64 = Self::LOW << (Self::BITS - 1);
     /// The bits of a word that belong to a lane; the others stay 0.
     const USED: u64 = Self::LOW.wrapping_mul(Self::MAX);
-    /// Buckets in one 64-byte line of [`LINE_WORDS`] words (only used when
-    /// [`SPANS`](Width::SPANS): 12 at 10 bits, 10 at 12 bits, 6 at 21 bits).
-    const BUCKETS_PER_LINE: u64 = (LINE_WORDS * Self::LANES / SLOTS) as u64;
-    /// Where each bucket of a line lies in it (only when
-    /// [`SPANS`](Width::SPANS)): looked up by a bucket's place in its line,
-    /// so that finding a spanning bucket's words and lanes costs a division
-    /// by a constant and one load from the first-level cache, not the lane
-    /// arithmetic that [`spans_of`] does once at compile time.
-    const SPAN: &'static [Span; MAX_BUCKETS_PER_LINE] =
-        &spans_of(Self::BITS, Self::LANES, Self::HIGH);
-
     // ----- bucket contents, one word at a time --------------------------
     //
     // The table changes and reads a bucket only through these: each looks at
@@ -478,10 +443,10 @@ pub(crate) struct W8;
 /// each 32-bit half, encoded by [`crate::semisorted::half`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct W9;
-/// 10-bit fingerprints: six per word, a bucket in one or two words.
+/// 10-bit fingerprints: six per word, a bucket of six in one word.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct W10;
-/// 12-bit fingerprints: five per word, a bucket in one or two words.
+/// 12-bit fingerprints: five per word, a bucket of five in one word.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct W12;
 /// 16-bit fingerprints: one bucket per word.
@@ -491,7 +456,7 @@ pub(crate) struct W16;
 /// [`crate::semisorted`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct W17;
-/// 21-bit fingerprints: three per word, a bucket always in two words.
+/// 21-bit fingerprints: three per word, a bucket of six in two words.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct W21;
 /// 32-bit fingerprints: one bucket in two words.
@@ -503,9 +468,11 @@ impl Width for W8 {
 }
 impl Width for W10 {
     const BITS: u32 = 10;
+    const SLOTS: u32 = 6;
 }
 impl Width for W12 {
     const BITS: u32 = 12;
+    const SLOTS: u32 = 5;
 }
 impl Width for W16 {
     const BITS: u32 = 16;
@@ -543,7 +510,7 @@ impl Width for W17 {
 
     #[inline(always)]
     fn free_in(word: u64, _mask: u64) -> u32 {
-        SLOTS - semisorted::len(word)
+        Self::SLOTS - semisorted::len(word)
     }
 
     #[inline(always)]
@@ -607,7 +574,7 @@ impl Width for W9 {
 
     #[inline(always)]
     fn free_in(word: u64, mask: u64) -> u32 {
-        SLOTS - semisorted::half::len(word, half_of(mask))
+        Self::SLOTS - semisorted::half::len(word, half_of(mask))
     }
 
     #[inline(always)]
@@ -626,6 +593,7 @@ impl Width for W9 {
 }
 impl Width for W21 {
     const BITS: u32 = 21;
+    const SLOTS: u32 = 6;
 }
 impl Width for W32 {
     const BITS: u32 = 32;

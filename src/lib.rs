@@ -182,11 +182,11 @@
 //! |---|--:|--:|--:|
 //! | 8 | 8.7 | 2.9 % | 7.3 |
 //! | 9, semi-sorted | 8.7 | 1.5 % | 8.8 |
-//! | 10 | 11.5 | 0.74 % | 10.2 |
-//! | 12 | 13.8 | 0.19 % | 13.1 |
+//! | 10 | 11.5 | 1.1 % | 9.4 |
+//! | 12 | 13.8 | 0.23 % | 12.6 |
 //! | 16 (default) | 17.2 | 0.012 % | 18.8 |
 //! | 17, semi-sorted | 17.2 | 0.0058 % | 20.3 |
-//! | 21 | 22.9 | 3.6·10⁻⁶ | 26.0 |
+//! | 21 | 22.9 | 5.4·10⁻⁶ | 25.2 |
 //! | 32 | 34.2 | 1.8·10⁻⁹ | 41.9 |
 //!
 //! A rate between two rows gets the row below, at its cost, while Bloom's
@@ -204,7 +204,7 @@
 //! let n = 10_000u32;
 //! let filter = CuckooFilter::builder()
 //!     .capacity(n as usize)
-//!     .false_positive_rate(0.002)
+//!     .false_positive_rate(0.004)
 //!     .seed(DEFAULT_SEED) // the same measurement every run
 //!     .build()?;
 //! assert_eq!(filter.fingerprint_bits(), FingerprintBits::Bits12);
@@ -215,7 +215,7 @@
 //! let table_bits = filter.slots() as f64 * filter.fingerprint_bits().bits_per_slot();
 //! let bits_per_item = table_bits / f64::from(n);
 //! let rate = (n..11 * n).filter(|i| filter.contains(i)).count() as f64 / f64::from(10 * n);
-//! assert!(bits_per_item < 14.0 && rate < 0.002, "{bits_per_item} {rate}");
+//! assert!(bits_per_item < 14.0 && rate < 0.004, "{bits_per_item} {rate}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

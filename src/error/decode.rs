@@ -3,8 +3,7 @@
 use std::fmt;
 
 use super::AllocError;
-#[cfg(doc)]
-use crate::fingerprint::FingerprintBits; // only linked to from the docs
+use crate::fingerprint::FingerprintBits;
 
 /// Why [`from_bytes`](crate::CuckooFilter::from_bytes) (or
 /// [`from_bytes_with_hasher`](crate::CuckooFilter::from_bytes_with_hasher))
@@ -70,8 +69,11 @@ pub enum DecodeError {
         /// The width found.
         bits: u8,
     },
-    /// The bucket size is not 4 slots.
+    /// The bucket size is not the one this version gives the fingerprint
+    /// width ([`FingerprintBits::slots_per_bucket`](crate::FingerprintBits::slots_per_bucket)).
     UnsupportedBucketSize {
+        /// The fingerprint width of the table.
+        bits: u8,
         /// The bucket size found.
         slots: u8,
     },
@@ -246,8 +248,14 @@ impl fmt::Display for DecodeError {
             DecodeError::UnknownFingerprintBits { bits } => {
                 write!(f, "unknown fingerprint width {bits} (expected 8, 9, 10, 12, 16, 17, 21 or 32 bits)")
             }
-            DecodeError::UnsupportedBucketSize { slots } => {
-                write!(f, "unsupported bucket size {slots} (expected 4 slots)")
+            DecodeError::UnsupportedBucketSize { bits, slots } => {
+                let expected = FingerprintBits::from_bits(u32::from(bits))
+                    .map_or(4, FingerprintBits::slots_per_bucket);
+                write!(
+                    f,
+                    "unsupported bucket size {slots} for {bits}-bit fingerprints \
+                     (this version reads {expected} slots)"
+                )
             }
             DecodeError::UnsupportedFlags { flags } => write!(f, "unsupported format flags {flags:#x}"),
             DecodeError::InvalidBucketCount { buckets } => {

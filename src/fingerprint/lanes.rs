@@ -1,7 +1,7 @@
 //! The branch-free lane arithmetic that finds a fingerprint (or an empty
 //! slot) inside a packed 64-bit word, and reads and writes single lanes.
 
-use super::{Width, SLOTS};
+use super::Width;
 
 /// The high bit of each lane of `x` that is exactly zero.
 ///
@@ -74,7 +74,7 @@ pub(crate) fn matches_in_either<W: Width>(words: [u64; 2], masks: [u64; 2], fp: 
 /// lookups went from 70 to 64 instructions a key, plain ones 9 % faster).
 #[inline(always)]
 pub(crate) fn matches_in_halves<W: Width>(words: [u64; 2], first: u64, fp: u32) -> u32 {
-    debug_assert!(W::BITS == 8 && W::LANES == 2 * SLOTS && !W::SORTED);
+    debug_assert!(W::BITS == 8 && W::LANES == 2 * W::SLOTS && !W::SORTED);
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     {
         let halves = 0x0ff0_f00f_u32.wrapping_shr((first as u32) << 4);

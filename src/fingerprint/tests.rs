@@ -109,88 +109,46 @@ fn zero_lanes_is_exact() {
 
 #[test]
 fn layout_constants() {
-    let shape = |lanes, words, spans, used: u64| (lanes, words, spans, used.count_ones());
-    assert_eq!(
-        (
-            W8::LANES,
-            W8::WORDS_PER_BUCKET,
-            W8::SPANS,
-            W8::USED.count_ones()
-        ),
-        shape(8, 1, false, u64::MAX)
-    );
-    assert_eq!(
-        (
-            W10::LANES,
-            W10::WORDS_PER_BUCKET,
-            W10::SPANS,
-            W10::USED.count_ones()
-        ),
-        shape(6, 2, true, (1 << 60) - 1)
-    );
-    assert_eq!(
-        (
-            W12::LANES,
-            W12::WORDS_PER_BUCKET,
-            W12::SPANS,
-            W12::USED.count_ones()
-        ),
-        shape(5, 2, true, (1 << 60) - 1)
-    );
-    assert_eq!(
-        (
-            W16::LANES,
-            W16::WORDS_PER_BUCKET,
-            W16::SPANS,
-            W16::USED.count_ones()
-        ),
-        shape(4, 1, false, u64::MAX)
-    );
-    assert_eq!(
-        (
-            W21::LANES,
-            W21::WORDS_PER_BUCKET,
-            W21::SPANS,
-            W21::USED.count_ones()
-        ),
-        shape(3, 2, true, (1 << 63) - 1)
-    );
-    assert_eq!(
-        (
-            W32::LANES,
-            W32::WORDS_PER_BUCKET,
-            W32::SPANS,
-            W32::USED.count_ones()
-        ),
-        shape(2, 2, false, u64::MAX)
-    );
+    // (lanes a word, slots a bucket, words a bucket, bits in lanes)
+    fn shape<W: Width>() -> (u32, u32, usize, u32) {
+        (W::LANES, W::SLOTS, W::WORDS_PER_BUCKET, W::USED.count_ones())
+    }
+    assert_eq!(shape::<W8>(), (8, 4, 1, 64));
+    assert_eq!(shape::<W10>(), (6, 6, 1, 60));
+    assert_eq!(shape::<W12>(), (5, 5, 1, 60));
+    assert_eq!(shape::<W16>(), (4, 4, 1, 64));
+    assert_eq!(shape::<W21>(), (3, 6, 2, 63));
+    assert_eq!(shape::<W32>(), (2, 4, 2, 64));
     assert_eq!(W8::LOW, 0x0101_0101_0101_0101);
     assert_eq!(W16::LOW, 0x0001_0001_0001_0001);
     assert_eq!(W16::HIGH, 0x8000_8000_8000_8000);
     assert_eq!(W12::HIGH, 0x0800_8008_0080_0800);
-    // A line of eight words holds whole buckets at every width.
-    for lanes in [
-        W8::LANES,
-        W10::LANES,
-        W12::LANES,
-        W16::LANES,
-        W21::LANES,
-        W32::LANES,
-    ] {
-        assert_eq!(8 * lanes % SLOTS, 0);
-    }
     for b in FingerprintBits::ALL {
         if b != FingerprintBits::Bits17 && b != FingerprintBits::Bits9 {
             assert_eq!(b.slots_per_word(), 64 / b.bits());
         }
     }
+    // The public bucket sizes are the tables'.
+    let slots = [
+        W8::SLOTS,
+        W9::SLOTS,
+        W10::SLOTS,
+        W12::SLOTS,
+        W16::SLOTS,
+        W17::SLOTS,
+        W21::SLOTS,
+        W32::SLOTS,
+    ];
+    for (b, s) in FingerprintBits::ALL.into_iter().zip(slots) {
+        assert_eq!(b.slots_per_bucket(), s, "{} bits", b.bits());
+    }
     assert_eq!(
-        (W17::LANES, W17::WORDS_PER_BUCKET, W17::SPANS, W17::MAX),
-        (4, 1, false, (1 << 17) - 1)
+        (W17::LANES, W17::SLOTS, W17::WORDS_PER_BUCKET, W17::MAX),
+        (4, 4, 1, (1 << 17) - 1)
     );
     assert_eq!(
-        (W9::LANES, W9::WORDS_PER_BUCKET, W9::SPANS, W9::MAX),
-        (8, 1, false, 511)
+        (W9::LANES, W9::SLOTS, W9::WORDS_PER_BUCKET, W9::MAX),
+        (8, 4, 1, 511)
     );
     assert_eq!(FingerprintBits::Bits9.slots_per_word(), 8);
     // A half's mask names its half.
@@ -242,46 +200,6 @@ fn fingerprints_are_never_zero_and_invertible() {
         assert_eq!(of_hash::<W9>(h), semisorted::half::of_hash(h));
     }
     check_fingerprint_range::<W32>();
-}
-
-/// Each entry of [`Width::SPAN`] says where bucket `p` of a line lies, as
-/// the lane arithmetic says: its lanes `4p .. 4p + 4` of the line, lane `L`
-/// being lane `L mod LANES` of word `L / LANES`.
-fn check_spans<W: Width>() {
-    assert!(W::SPANS);
-    assert_eq!(
-        W::BUCKETS_PER_LINE * u64::from(SLOTS),
-        u64::from(LINE_WORDS * W::LANES)
-    );
-    for p in 0..W::BUCKETS_PER_LINE as u32 {
-        let span = W::SPAN[p as usize];
-        let mut mask = [0u64; 2];
-        for lane in SLOTS * p..SLOTS * (p + 1) {
-            let k = (lane / W::LANES - SLOTS * p / W::LANES) as usize;
-            mask[k] |= 1 << ((lane % W::LANES) * W::BITS + W::BITS - 1);
-        }
-        assert_eq!(
-            span.word,
-            SLOTS * p / W::LANES,
-            "{} bits, bucket {p}",
-            W::BITS
-        );
-        assert_eq!(
-            span.lane,
-            SLOTS * p % W::LANES,
-            "{} bits, bucket {p}",
-            W::BITS
-        );
-        assert_eq!(span.mask, mask, "{} bits, bucket {p}", W::BITS);
-        assert_eq!(span.spans, mask[1] != 0, "{} bits, bucket {p}", W::BITS);
-    }
-}
-
-#[test]
-fn span_tables_follow_the_lanes() {
-    check_spans::<W10>();
-    check_spans::<W12>();
-    check_spans::<W21>();
 }
 
 fn check_free_in<W: Width>() {

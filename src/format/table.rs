@@ -40,7 +40,7 @@ use super::{
 use crate::error::DecodeError;
 use crate::fingerprint::{FingerprintBits, Width};
 use crate::hasher::DefaultHashBuilder;
-use crate::table::{self, dispatch, valid_bucket_count, with_width, AnyTable, Table, SLOTS};
+use crate::table::{self, dispatch, valid_bucket_count, with_width, AnyTable, Table};
 use crate::CuckooFilter;
 
 /// Bytes before the table.
@@ -258,7 +258,7 @@ fn header<W: Width>(t: &Table<W>, hasher_id: u64, seed: u64, items: u64) -> [u8;
         &TABLE_MAGIC,
         &VERSION.to_le_bytes(),
         &[W::BITS as u8],
-        &[SLOTS as u8],
+        &[W::SLOTS as u8],
         &0u32.to_le_bytes(),
         &hasher_id.to_le_bytes(),
         &seed.to_le_bytes(),
@@ -355,13 +355,17 @@ fn check_header(header: &[u8; HEADER_LEN]) -> Result<Header, DecodeError> {
     let Some(bits) = FingerprintBits::from_bits(u32::from(bits)) else {
         return Err(DecodeError::UnknownFingerprintBits { bits });
     };
-    if u32::from(slots) != SLOTS {
-        return Err(DecodeError::UnsupportedBucketSize { slots });
+    if u32::from(slots) != bits.slots_per_bucket() {
+        return Err(DecodeError::UnsupportedBucketSize {
+            bits: bits.bits() as u8,
+            slots,
+        });
     }
     if !valid_bucket_count(buckets) {
         return Err(DecodeError::InvalidBucketCount { buckets });
     }
-    let expected_words = table::words_for(bits.slots_per_word(), buckets);
+    let expected_words =
+        table::words_for(bits.slots_per_bucket(), bits.slots_per_word(), buckets);
     if words != expected_words {
         return Err(DecodeError::WordCountMismatch {
             expected: expected_words,
@@ -542,7 +546,7 @@ fn read_words<W: Width, R: std::io::Read>(
 /// The bits of the last word of a table of `buckets` buckets (in `words`
 /// words) that lie in a slot: lanes past the last bucket must be 0.
 fn last_word_mask<W: Width>(buckets: u64, words: u64) -> u64 {
-    let lanes_in_last = (buckets * u64::from(SLOTS)) - (words - 1) * u64::from(W::LANES);
+    let lanes_in_last = (buckets * u64::from(W::SLOTS)) - (words - 1) * u64::from(W::LANES);
     if lanes_in_last == u64::from(W::LANES) {
         W::USED
     } else {
@@ -556,8 +560,8 @@ mod tests {
 
     #[test]
     fn slots_are_packed_into_words_in_order() {
-        // Slot k of bucket b is lane 4b + k of the table: lane L mod (64 / f)
-        // of word L / (64 / f), from bit 0 up.
+        // Slot k of bucket b is lane s·b + k of the table (s slots a
+        // bucket): lane L mod (64 / f) of word L / (64 / f), from bit 0 up.
         for bits in FingerprintBits::ALL
             .into_iter()
             .filter(|b| *b != FingerprintBits::Bits17 && *b != FingerprintBits::Bits9)
@@ -570,20 +574,21 @@ mod tests {
             }
             let bytes = f.to_bytes();
             let lanes = 64 / bits.bits() as usize;
+            let s = bits.slots_per_bucket() as usize;
             let body = &bytes[HEADER_LEN..bytes.len() - 4];
-            assert_eq!(body.len(), 8 * (24usize).div_ceil(lanes), "{bits:?}");
+            assert_eq!(body.len(), 8 * (6 * s).div_ceil(lanes), "{bits:?}");
             let lane = |l: usize| {
                 let w = word_at(&body[8 * (l / lanes)..8 * (l / lanes) + 8]);
                 (w >> ((l % lanes) as u32 * bits.bits())) & ((1 << bits.bits()) - 1)
             };
-            let held: Vec<u64> = (0..24).map(lane).collect();
+            let held: Vec<u64> = (0..6 * s).map(lane).collect();
             let nonzero = held.iter().filter(|&&v| v != 0).count();
             assert_eq!(nonzero, 6, "{bits:?}");
             for b in 0..6 {
                 assert!(
-                    held[4 * b..4 * b + 4].contains(&u64::from(fp)) || {
+                    held[s * b..s * b + s].contains(&u64::from(fp)) || {
                         let alt = f.table.position(f.table.hash_for(b as u64, fp)).i2 as usize;
-                        held[4 * alt..4 * alt + 4].contains(&u64::from(fp))
+                        held[s * alt..s * alt + s].contains(&u64::from(fp))
                     },
                     "{bits:?} bucket {b}"
                 );
@@ -628,12 +633,13 @@ mod tests {
             let f = CuckooFilter::with_buckets(2, bits, DefaultHashBuilder::default()).unwrap();
             let bytes = f.to_bytes();
             let body_len = bytes.len() - HEADER_LEN - 4;
-            // Every bit of the body that is in no slot of the 8 lanes.
+            // Every bit of the body that is in no slot of the two buckets.
             let lanes = 64 / bits.bits() as usize;
+            let slots = 2 * bits.slots_per_bucket() as usize;
             for bit in 0..body_len * 8 {
                 let (word, at) = (bit / 64, bit % 64);
                 let f_bits = bits.bits() as usize;
-                let in_slot = at < lanes * f_bits && (word * lanes + at / f_bits) < 8;
+                let in_slot = at < lanes * f_bits && (word * lanes + at / f_bits) < slots;
                 let mut damaged = bytes.clone();
                 damaged[HEADER_LEN + bit / 8] |= 1 << (bit % 8);
                 let n = damaged.len();

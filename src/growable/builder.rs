@@ -130,7 +130,7 @@ impl<S> GrowableBuilder<S> {
     {
         let rate = self.rate;
         let bits = chain::first_width(rate)?;
-        let buckets = buckets_for(self.initial_capacity)?;
+        let buckets = buckets_for(self.initial_capacity, bits)?;
         Ok(GrowableCuckooFilter {
             chain: Published::new(Chain::first(AnyTable::new(bits, buckets)?)),
             rate,

@@ -222,7 +222,7 @@ fn grown_from_1000_to_4m_items_at_the_default_rate() {
     // The sizes and widths growth gives (no items needed): seven 16-bit
     // tables hold 4 M items, and their memory is within twice that of one
     // 16-bit table sized for 4 M.
-    let first = buckets_for(DEFAULT_INITIAL_CAPACITY).unwrap();
+    let first = buckets_for(DEFAULT_INITIAL_CAPACITY, FingerprintBits::Bits16).unwrap();
     let widths = chain::widths(DEFAULT_RATE, 7);
     assert!(
         widths.iter().all(|&b| b == FingerprintBits::Bits16),
@@ -231,10 +231,10 @@ fn grown_from_1000_to_4m_items_at_the_default_rate() {
     let buckets: Vec<u64> = (0..7).map(|k| first * chain::GROWTH.pow(k)).collect();
     let capacity: usize = buckets
         .iter()
-        .map(|&b| crate::builder::capacity_for(b))
+        .map(|&b| crate::builder::capacity_for(b, FingerprintBits::Bits16))
         .sum();
     assert!(capacity >= 4_000_000, "{capacity}");
-    let sized = buckets_for(4_000_000).unwrap();
+    let sized = buckets_for(4_000_000, FingerprintBits::Bits16).unwrap();
     let chain_buckets: u64 = buckets.iter().sum();
     assert!(chain_buckets <= 2 * sized, "{chain_buckets} vs {sized}");
 }

@@ -4,7 +4,7 @@
 //! operation (and, for lookups of the widths [`AnyTable::contains_hash`]
 //! does not inline, one call).
 
-use super::{Full, Table, SLOTS};
+use super::{Full, Table};
 use crate::error::AllocError;
 use crate::fingerprint::{FingerprintBits, W10, W12, W16, W17, W21, W32, W8, W9};
 
@@ -210,13 +210,13 @@ impl AnyTable {
     /// The number of slots (at most 2^34, which fits the `usize` of any
     /// target that can allocate such a table).
     pub(crate) fn slots(&self) -> usize {
-        (self.buckets() * u64::from(SLOTS)) as usize
+        (self.buckets() * u64::from(self.bits().slots_per_bucket())) as usize
     }
 
     /// The number of distinct items a table of this size is built for (see
     /// [`crate::builder::capacity_for`]).
     pub(crate) fn capacity(&self) -> usize {
-        crate::builder::capacity_for(self.buckets())
+        crate::builder::capacity_for(self.buckets(), self.bits())
     }
 
     /// `len / slots`: the fraction of slots in use.

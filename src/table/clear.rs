@@ -65,7 +65,7 @@
 //! clear), so the bump only keeps the rule uniform; it costs one bump per
 //! stripe (at most 256) and one retry of the lookups running at that moment.
 
-use super::{Table, FAILURE, SLOTS, SUCCESS};
+use super::{Table, FAILURE, SUCCESS};
 use crate::fingerprint::{self as fpr, Width};
 use crate::sync::{AtomicU64, Ordering};
 
@@ -127,7 +127,7 @@ impl<W: Width> Table<W> {
     /// pair's stripe is busy and otherwise taken, the rest re-encoded, by one
     /// CAS of the whole word.
     fn sweep_sorted_word(&self, index: usize, cell: &AtomicU64, mut word: u64) -> (usize, bool) {
-        let per_word = u64::from(W::LANES / SLOTS);
+        let per_word = u64::from(W::LANES / W::SLOTS);
         loop {
             let (mut taken, mut keep) = (0, 0);
             let mut swept = word;
@@ -171,7 +171,7 @@ impl<W: Width> Table<W> {
             let lane = fpr::first_lane::<W>(occupied);
             occupied &= occupied - 1;
             let slot = index as u64 * u64::from(W::LANES) + u64::from(lane);
-            let bucket = slot / u64::from(SLOTS);
+            let bucket = slot / u64::from(W::SLOTS);
             let fp = fpr::lane_value::<W>(word, lane);
             let alternate = self.alternate(bucket, fp);
             if self.relocations.stripe(bucket, alternate).busy() {

@@ -3,7 +3,7 @@
 //! and then ends costs what it delivered, not what it claimed.
 
 use super::memory::Block;
-use super::{blocks_for, words_for, Table, LINE_SLACK};
+use super::Table;
 use crate::error::AllocError;
 use crate::fingerprint::Width;
 use crate::sync::{AtomicU64, Ordering};
@@ -32,8 +32,8 @@ impl<W: Width> Table<W> {
         buckets: u64,
         mut next: impl FnMut(&mut [u64]) -> Result<(), E>,
     ) -> Result<Result<Self, AllocError>, E> {
-        let words = usize::try_from(words_for(W::LANES, buckets));
-        let total = usize::try_from(blocks_for(W::LANES, buckets));
+        let words = usize::try_from(Self::words_for(buckets));
+        let total = usize::try_from(Self::words_for(buckets).div_ceil(2));
         let (Ok(words), Ok(total)) = (words, total) else {
             return Ok(Err(Self::alloc_error(buckets)));
         };
@@ -74,22 +74,6 @@ impl<W: Width> Table<W> {
         }
         blocks.resize_with(total, || Block([AtomicU64::new(0), AtomicU64::new(0)]));
         let blocks = blocks.into_boxed_slice();
-        // The words start on a line where buckets span words (see
-        // `Table::new`): now that the blocks will not move, shift them there,
-        // last word first, into the slack blocks.
-        let skip = Self::skip_for(&blocks);
-        if skip > 0 {
-            debug_assert!(
-                W::SPANS && words + skip <= 2 * (words.div_ceil(2) + LINE_SLACK as usize)
-            );
-            for i in (0..words).rev() {
-                let w = blocks[i / 2].0[i % 2].load(Ordering::Relaxed);
-                blocks[(i + skip) / 2].0[(i + skip) % 2].store(w, Ordering::Relaxed);
-            }
-            for i in 0..skip {
-                blocks[i / 2].0[i % 2].store(0, Ordering::Relaxed);
-            }
-        }
         super::memory::advise_loaded(&blocks);
         Ok(Ok(Self::with_blocks(blocks, buckets)))
     }
@@ -137,7 +121,6 @@ mod tests {
         .unwrap();
         assert_eq!(from, words.len());
         assert_eq!(u.words().collect::<Vec<_>>(), words);
-        assert_eq!(u.skip, Table::<W>::skip_for(&u.blocks));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The table: buckets of four fingerprints packed into atomic words, and the
+//! The table: buckets of fingerprints packed into atomic words, and the
 //! lock-free protocol that inserts, finds and removes them.
 //!
 //! Every change to a bucket word is a compare-and-swap, and every successful
@@ -39,7 +39,7 @@ mod walk;
 use std::marker::PhantomData;
 
 use crate::error::AllocError;
-use crate::fingerprint::{self as fpr, Width, LINE_WORDS};
+use crate::fingerprint::{self as fpr, Width};
 use crate::sync::{AtomicU64, Ordering};
 use count::ItemCount;
 use front::Fronts;
@@ -52,32 +52,19 @@ pub(crate) use any::{dispatch, with_width, AnyTable, Variant};
 /// Largest bucket count: bucket indices come from the low 32 bits of the hash.
 pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
 
-/// Words that `buckets` buckets fill with `lanes` slots a word (4 slots a
-/// bucket; [`FingerprintBits::slots_per_word`](crate::FingerprintBits::slots_per_word)).
-/// At most 2^33 for the largest table.
-pub(crate) fn words_for(lanes: u32, buckets: u64) -> u64 {
-    (buckets * u64::from(SLOTS)).div_ceil(u64::from(lanes))
+/// Words that `buckets` buckets of `slots` slots fill with `lanes` slots a
+/// word ([`FingerprintBits::slots_per_bucket`](crate::FingerprintBits::slots_per_bucket),
+/// [`slots_per_word`](crate::FingerprintBits::slots_per_word)). At most 2^33
+/// for the largest table.
+pub(crate) fn words_for(slots: u32, lanes: u32, buckets: u64) -> u64 {
+    (buckets * u64::from(slots)).div_ceil(u64::from(lanes))
 }
 
-/// Blocks (see [`Block`]) allocated for `buckets` buckets with `lanes` slots
-/// a word: the words, rounded up to whole blocks, plus, for layouts whose
-/// buckets may span two words, [`LINE_SLACK`] blocks so that the words can
-/// start on a 64-byte line (see [`Table::new`]).
-pub(crate) fn blocks_for(lanes: u32, buckets: u64) -> u64 {
-    let spans = lanes % SLOTS != 0 && SLOTS % lanes != 0;
-    words_for(lanes, buckets).div_ceil(2) + if spans { LINE_SLACK } else { 0 }
+/// Bytes of table memory for `buckets` buckets of `slots` slots with `lanes`
+/// slots a word: the words, in whole 16-byte blocks (see [`Block`]).
+pub(crate) fn table_bytes_for(slots: u32, lanes: u32, buckets: u64) -> u64 {
+    words_for(slots, lanes, buckets).div_ceil(2) * 16
 }
-
-/// Bytes of table memory for `buckets` buckets with `lanes` slots a word:
-/// whole 16-byte blocks (see [`blocks_for`]).
-pub(crate) fn table_bytes_for(lanes: u32, buckets: u64) -> u64 {
-    blocks_for(lanes, buckets) * 16
-}
-
-/// Blocks that a table of spanning buckets allocates beyond its words: the
-/// allocation is 16-byte aligned, so the first 64-byte line boundary is at
-/// most three blocks in.
-const LINE_SLACK: u64 = 3;
 
 /// Whether a table can have `buckets` buckets: even (see
 /// [`Table::alternate`]), at least 2, at most [`MAX_BUCKETS`].
@@ -85,8 +72,8 @@ pub(crate) fn valid_bucket_count(buckets: u64) -> bool {
     buckets % 2 == 0 && (2..=MAX_BUCKETS).contains(&buckets)
 }
 
-/// Slots per bucket (fixed by the lane layout, see [`crate::fingerprint`]).
-pub(crate) use crate::fingerprint::SLOTS;
+/// The most slots a bucket has, whatever its width (see [`Width::SLOTS`]).
+pub(crate) use crate::fingerprint::MAX_SLOTS;
 
 const SUCCESS: Ordering = Ordering::AcqRel;
 const FAILURE: Ordering = Ordering::Acquire;
@@ -100,24 +87,20 @@ pub(crate) struct Position {
 }
 
 /// One bucket's place in memory: its words (`first`, and `second` where the
-/// bucket may touch two), and the high bits of the lanes that belong to it in
+/// bucket is two words), and the high bits of the lanes that belong to it in
 /// each of them.
 ///
-/// With 8, 9, 16 or 17 bits a bucket is in one word (`mask[1]` and `second`
-/// are never read: the loops over a bucket's words run
-/// `W::WORDS_PER_BUCKET` times, a constant 1); at 9 bits (semi-sorted, two
-/// buckets a word) `mask[0]` is the bucket's half of the word, all 32 bits. With 32 bits it is two whole
-/// words. With 10, 12 or 21 bits its four lanes start anywhere in `first` and
-/// may run into the next word: then `second` is that word and `mask[1]` flags
-/// its lanes of the bucket; otherwise `mask[1]` is 0 and `second` is `first`
-/// again (so that loading it costs no second cache line and no branch).
+/// With 8, 9, 10, 12, 16 or 17 bits a bucket is in one word (`mask[1]` and
+/// `second` are never read: the loops over a bucket's words run
+/// `W::WORDS_PER_BUCKET` times, a constant 1); at 8 bits `mask[0]` flags the
+/// bucket's four lanes of the word, at 9 bits (semi-sorted, two buckets a
+/// word) it is the bucket's half of the word, all 32 bits. With 21 or 32
+/// bits a bucket is two whole words.
 #[derive(Clone, Copy)]
 struct Locus {
     first: usize,
     second: usize,
     mask: [u64; 2],
-    /// The bucket's first lane in `first` (0 unless `W::SPANS`).
-    lane: u32,
 }
 
 impl Locus {
@@ -139,9 +122,6 @@ pub(crate) type BucketWords = [u64; 2];
 /// A table of `buckets` buckets of fingerprints of width `W`.
 pub(crate) struct Table<W: Width> {
     blocks: Box<[Block]>,
-    /// Words skipped at the start of `blocks` so that word 0 starts a 64-byte
-    /// line: 0 to 6, and always 0 unless `W::SPANS`.
-    skip: usize,
     buckets: u64,
     relocations: RelocationCounters,
     /// Where the snapshots reading this table are (see [`front`]).
@@ -158,37 +138,20 @@ impl<W: Width> Table<W> {
     /// `buckets` must be even and in `2..=MAX_BUCKETS` (the builder checks).
     pub(crate) fn new(buckets: u64) -> Result<Self, AllocError> {
         debug_assert!(valid_bucket_count(buckets));
-        let blocks = usize::try_from(blocks_for(W::LANES, buckets))
+        let blocks = usize::try_from(Self::words_for(buckets).div_ceil(2))
             .map_err(|_| Self::alloc_error(buckets))?;
         let blocks = zeroed_blocks(blocks).ok_or_else(|| Self::alloc_error(buckets))?;
         Ok(Self::with_blocks(blocks, buckets))
     }
 
-    /// The words skipped at the start of `blocks` (see [`Self::new`]).
-    fn skip_for(blocks: &[Block]) -> usize {
-        // A bucket that may span two words must not span two cache lines: a
-        // line of 8 words holds whole buckets (`8 · LANES` lanes, a multiple
-        // of 4), so start the words on a line. The blocks are 16-byte aligned
-        // and `LINE_SLACK` blocks longer than the words, so the skip fits.
-        if W::SPANS {
-            (blocks.as_ptr() as usize).wrapping_neg() % 64 / 8
-        } else {
-            0
-        }
-    }
-
-    /// A table of `buckets` buckets over `blocks` ([`blocks_for`] of them),
-    /// whose words start [`Self::skip_for`] words in; its count is 0.
+    /// A table of `buckets` buckets over `blocks` (enough for
+    /// [`Self::words_for`] words); its count is 0.
     fn with_blocks(blocks: Box<[Block]>, buckets: u64) -> Self {
         let relocations = RelocationCounters::new(buckets);
         Self {
-            skip: Self::skip_for(&blocks),
             blocks,
             buckets,
-            front_shift: snapshot::chunk_shift::<W>(
-                words_for(W::LANES, buckets),
-                relocations.len(),
-            ),
+            front_shift: snapshot::chunk_shift::<W>(Self::words_for(buckets), relocations.len()),
             relocations,
             fronts: Fronts::new(),
             count: ItemCount::new(),
@@ -198,13 +161,13 @@ impl<W: Width> Table<W> {
 
     /// Words needed for `buckets` buckets.
     pub(crate) fn words_for(buckets: u64) -> u64 {
-        words_for(W::LANES, buckets)
+        words_for(W::SLOTS, W::LANES, buckets)
     }
 
     /// The error for a table of `buckets` buckets that cannot be allocated.
     pub(crate) fn alloc_error(buckets: u64) -> AllocError {
         AllocError {
-            bytes: table_bytes_for(W::LANES, buckets),
+            bytes: table_bytes_for(W::SLOTS, W::LANES, buckets),
         }
     }
 
@@ -276,54 +239,36 @@ impl<W: Width> Table<W> {
 
     #[inline(always)]
     fn word(&self, index: usize) -> &AtomicU64 {
-        // A constant `index` unless buckets span words: 8, 16 and 32-bit
-        // tables pay nothing for the alignment.
-        let index = if W::SPANS { index + self.skip } else { index };
         debug_assert!(index < 2 * self.blocks.len());
         // SAFETY: the blocks are `2 · blocks.len()` contiguous `AtomicU64`s
         // (`Block` has no padding, see its definition), and `index` is one of
         // them: every caller's index is below `words_for(buckets)` (a word
         // that `locus` gives for a bucket below `buckets`, or a word index
         // below `word_count()` from the whole-table walks: `words`,
-        // `from_words`, `clear`'s sweep), and `blocks_for` allocates those
-        // words plus the `skip` before them.
+        // `from_words`, `clear`'s sweep), and the table allocates those
+        // words in whole blocks.
         unsafe { &*self.blocks.as_ptr().cast::<AtomicU64>().add(index) }
     }
 
     #[inline(always)]
     fn locus(&self, bucket: u64) -> Locus {
-        if W::SPANS {
-            // A line holds whole buckets: the bucket's place in its line
-            // says where it lies (a division by a constant, and one load
-            // from a table of at most 12 entries).
-            let line = bucket / W::BUCKETS_PER_LINE;
-            let at = W::SPAN[(bucket % W::BUCKETS_PER_LINE) as usize];
-            let first = line as usize * LINE_WORDS as usize + at.word as usize;
-            return Locus {
-                first,
-                second: first + usize::from(at.spans),
-                mask: at.mask,
-                lane: at.lane,
-            };
-        }
-        let first_slot = bucket as usize * SLOTS as usize;
+        let first_slot = bucket as usize * W::SLOTS as usize;
         let first = first_slot / W::LANES as usize;
-        let lane = (first_slot % W::LANES as usize) as u32;
-        if W::LANES > SLOTS {
+        if W::LANES > W::SLOTS {
             // Two buckets share the word: keep the four lanes that are ours;
             // for semi-sorted buckets, the half of the word that is ours
             // (bucket `b` is half `b % 2` of word `b / 2`), which is how the
             // content methods tell the half.
+            let lane = (first_slot % W::LANES as usize) as u32;
             let mask = if W::SORTED {
-                fpr::half_mask(lane / SLOTS)
+                fpr::half_mask(lane / W::SLOTS)
             } else {
-                W::HIGH & (((1u64 << (SLOTS * W::BITS)) - 1) << (lane * W::BITS))
+                W::HIGH & (((1u64 << (W::SLOTS * W::BITS)) - 1) << (lane * W::BITS))
             };
             Locus {
                 first,
                 second: first,
                 mask: [mask, 0],
-                lane: 0,
             }
         } else {
             // The bucket is one word, or two whole words.
@@ -331,7 +276,6 @@ impl<W: Width> Table<W> {
                 first,
                 second: first + W::WORDS_PER_BUCKET - 1,
                 mask: [W::HIGH; 2],
-                lane: 0,
             }
         }
     }
@@ -349,64 +293,43 @@ impl<W: Width> Table<W> {
         self.read_bucket(bucket, |cell| cell.load(Ordering::Acquire))
     }
 
-    /// A bucket's words, each read by `read`.
+    /// A bucket's words, each read by `read` (the unused second word of a
+    /// one-word bucket is never read and stays 0).
     #[inline(always)]
     fn read_bucket(&self, bucket: u64, read: impl Fn(&AtomicU64) -> u64) -> BucketWords {
-        Self::read_cells(self.bucket_cells(bucket), read)
-    }
-
-    /// The cells of a bucket's words (the second is the first again where
-    /// the bucket lies in one word, and never read where it never does).
-    ///
-    /// Lookups find both buckets' cells before loading any: after an Acquire
-    /// load the compiler must read the table's fields again, so addresses
-    /// found between the loads would cost reloads of `blocks` and `skip`.
-    #[inline(always)]
-    fn bucket_cells(&self, bucket: u64) -> [&AtomicU64; 2] {
         let locus = self.locus(bucket);
-        [self.word(locus.first), self.word(locus.second)]
-    }
-
-    /// A bucket's words from its [`Self::bucket_cells`], each read by `read`.
-    #[inline(always)]
-    fn read_cells(cells: [&AtomicU64; 2], read: impl Fn(&AtomicU64) -> u64) -> BucketWords {
         let mut words = [0; 2];
-        for (w, cell) in words.iter_mut().zip(cells).take(W::WORDS_PER_BUCKET) {
-            *w = read(cell);
+        for (k, w) in words.iter_mut().enumerate().take(W::WORDS_PER_BUCKET) {
+            *w = read(self.word(locus.index(k)));
         }
         words
     }
 
-    /// The four fingerprints (0 for an empty slot) of a bucket read by
-    /// [`Self::load_bucket`], in slot order; for a semi-sorted bucket, in its
-    /// (ascending) order, which no slot keeps.
+    /// The `W::SLOTS` fingerprints (0 for an empty slot) of a bucket read by
+    /// [`Self::load_bucket`], in slot order, then 0 up to [`MAX_SLOTS`]; for
+    /// a semi-sorted bucket, in its (ascending) order, which no slot keeps.
     #[inline(always)]
-    pub(crate) fn bucket_fingerprints(&self, words: &BucketWords, bucket: u64) -> [u32; 4] {
+    pub(crate) fn bucket_fingerprints(&self, words: &BucketWords, bucket: u64) -> [u32; MAX_SLOTS] {
+        let mut fps = [0; MAX_SLOTS];
         if W::SORTED {
-            W::sorted_fingerprints(words[0], self.locus(bucket).mask[0])
+            let sorted = W::sorted_fingerprints(words[0], self.locus(bucket).mask[0]);
+            fps[..sorted.len()].copy_from_slice(&sorted);
         } else {
-            std::array::from_fn(|s| self.slot_value(words, bucket, s as u32))
+            for (s, fp) in fps.iter_mut().enumerate().take(W::SLOTS as usize) {
+                *fp = self.slot_value(words, bucket, s as u32);
+            }
         }
+        fps
     }
 
     /// The fingerprint in slot `slot` of a bucket read by [`Self::load_bucket`]
     /// (plain layouts; [`Self::bucket_fingerprints`] for any).
     #[inline(always)]
     fn slot_value(&self, words: &BucketWords, bucket: u64, slot: u32) -> u32 {
-        let (k, lane) = if W::SPANS {
-            // Lanes past the first word's last continue in the next word.
-            let lane = self.locus(bucket).lane + slot;
-            let k = u32::from(lane >= W::LANES);
-            (k as usize, lane - k * W::LANES)
-        } else {
-            let index = bucket as usize * SLOTS as usize + slot as usize;
-            let lanes = W::LANES as usize;
-            (
-                slot as usize / lanes.min(SLOTS as usize),
-                (index % lanes) as u32,
-            )
-        };
-        fpr::lane_value::<W>(words[k], lane)
+        let index = bucket as usize * W::SLOTS as usize + slot as usize;
+        let lanes = W::LANES as usize;
+        let k = slot as usize / lanes.min(W::SLOTS as usize);
+        fpr::lane_value::<W>(words[k], (index % lanes) as u32)
     }
 
     /// Whether `words` (bucket `bucket`) hold `fp`: branch-free per word.
@@ -457,15 +380,12 @@ impl<W: Width> Table<W> {
 
     /// The words of `bucket` that hold some of its lanes, as `(k, cell,
     /// mask)`: `k` the word's place in the bucket (its index in
-    /// [`BucketWords`]), `mask` the high bits of the bucket's lanes in it. A
-    /// spanning layout's bucket that lies inside one word yields that word
-    /// only. Every CAS loop on a bucket walks its words through this.
+    /// [`BucketWords`]), `mask` the high bits of the bucket's lanes in it.
+    /// Every CAS loop on a bucket walks its words through this.
     #[inline(always)]
     pub(super) fn cells(&self, bucket: u64) -> impl Iterator<Item = (usize, &AtomicU64, u64)> + '_ {
         let locus = self.locus(bucket);
-        (0..W::WORDS_PER_BUCKET)
-            .filter(move |&k| !(W::SPANS && locus.mask[k] == 0))
-            .map(move |k| (k, self.word(locus.index(k)), locus.mask[k]))
+        (0..W::WORDS_PER_BUCKET).map(move |k| (k, self.word(locus.index(k)), locus.mask[k]))
     }
 
     /// Empty slots of a bucket read by [`Self::load_bucket`].
@@ -614,17 +534,8 @@ impl<W: Width> Table<W> {
     /// gives: nonzero for a hit.
     #[inline(always)]
     fn look_matches(&self, pos: Position) -> (u32, Snapshot<'_>) {
-        let (snapshot, a, b) = if W::SPANS {
-            // Both buckets' cells found first (see `bucket_cells`): their
-            // addresses cost most here.
-            let cells = [self.bucket_cells(pos.i1), self.bucket_cells(pos.i2)];
-            let snapshot = Snapshot::take(self.relocations.for_pair(pos.i1, pos.i2));
-            let [a, b] = cells.map(|c| Self::read_cells(c, |cell| cell.load(Ordering::Acquire)));
-            (snapshot, a, b)
-        } else {
-            let snapshot = Snapshot::take(self.relocations.for_pair(pos.i1, pos.i2));
-            (snapshot, self.load_bucket(pos.i1), self.load_bucket(pos.i2))
-        };
+        let snapshot = Snapshot::take(self.relocations.for_pair(pos.i1, pos.i2));
+        let (a, b) = (self.load_bucket(pos.i1), self.load_bucket(pos.i2));
         let matches = self.pair_matches(&a, pos.i1, &b, pos.i2, pos.fp);
         (matches, snapshot)
     }

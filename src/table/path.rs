@@ -12,7 +12,7 @@
 use std::cell::Cell;
 
 use super::front::View;
-use super::{Position, Reach, Table, SLOTS};
+use super::{Position, Reach, Table, MAX_SLOTS};
 use crate::fingerprint::Width;
 
 /// Most displacements in one path. Five reaches more than 95 % load with
@@ -40,8 +40,9 @@ struct Node {
     /// Displacements from the root: 0 for the item's own buckets.
     depth: u8,
     /// The bucket's fingerprints as the search read them (when its level was
-    /// looked at): the ones its expansion moves.
-    held: [u32; SLOTS as usize],
+    /// looked at): the ones its expansion moves. Its first `W::SLOTS` are
+    /// the bucket's slots, the rest unused.
+    held: [u32; MAX_SLOTS],
 }
 
 /// One displacement: a copy of `fp` moves from `src` to `dst` (by value, see
@@ -104,7 +105,7 @@ pub(crate) fn insert<W: Width>(table: &Table<W>, pos: Position, roots: Option<Ro
 
 /// The fingerprints of an item's two buckets (its first, then its second),
 /// as read before a search (see [`insert`]).
-pub(crate) type Roots = [[u32; SLOTS as usize]; 2];
+pub(crate) type Roots = [[u32; MAX_SLOTS]; 2];
 
 /// What the final put of a path did (see [`insert_with`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,7 +226,7 @@ fn search_in<W: Width>(
             let words = table.load_bucket(node.bucket);
             node.held = table.bucket_fingerprints(&words, node.bucket);
         }
-        if node.held.contains(&0) {
+        if node.held[..W::SLOTS as usize].contains(&0) {
             return Some(trace(nodes, read));
         }
     }
@@ -242,7 +243,7 @@ fn expand<W: Width>(table: &Table<W>, fronts: &View, nodes: &mut Vec<Node>, head
     if node.depth == MAX_DEPTH {
         return;
     }
-    for fp in node.held {
+    for &fp in &node.held[..W::SLOTS as usize] {
         if nodes.len() == MAX_NODES {
             return;
         }
@@ -258,7 +259,7 @@ fn expand<W: Width>(table: &Table<W>, fronts: &View, nodes: &mut Vec<Node>, head
                 fp,
                 parent: head as u16,
                 depth: node.depth + 1,
-                held: [0; SLOTS as usize],
+                held: [0; MAX_SLOTS],
             });
         }
     }
@@ -368,21 +369,21 @@ mod tests {
                 fp: 0,
                 parent: 0,
                 depth: 0,
-                held: [0; SLOTS as usize],
+                held: [0; MAX_SLOTS],
             },
             Node {
                 bucket: 9,
                 fp: 1,
                 parent: 0,
                 depth: 1,
-                held: [0; SLOTS as usize],
+                held: [0; MAX_SLOTS],
             },
             Node {
                 bucket: 3,
                 fp: 2,
                 parent: 1,
                 depth: 2,
-                held: [0; SLOTS as usize],
+                held: [0; MAX_SLOTS],
             },
         ];
         assert!(on_path(&nodes, 2, 7));
@@ -394,7 +395,7 @@ mod tests {
     /// brute force over every simple path (no bucket twice) of at most
     /// [`MAX_DEPTH`] steps, independent of `search`'s node list.
     fn fewest_steps(t: &Table<W16>, pos: Position) -> Option<usize> {
-        let fps = |b: u64| t.bucket_fingerprints(&t.load_bucket(b), b);
+        let fps = |b: u64| t.bucket_fingerprints(&t.load_bucket(b), b)[..4].to_vec();
         let mut paths: Vec<Vec<u64>> = vec![vec![pos.i1]];
         if pos.i2 != pos.i1 {
             paths.push(vec![pos.i2]);

@@ -59,16 +59,11 @@ const WORDS_PER_STRIPE: u64 = if cfg!(lockfree_cuckoo_filter_loom) {
 
 /// The shift that gives a word's chunk for a table of `words` words of width
 /// `W` and `stripes` relocation stripes: a chunk is a power of two of words,
-/// at least the unit that holds whole buckets (a 64-byte line where buckets
-/// span words, two words for 32-bit fingerprints, else one word), so that no
-/// bucket lies in two chunks, and at least [`WORDS_PER_STRIPE`] per stripe.
+/// at least a bucket's words (two for 21 and 32-bit fingerprints, else one),
+/// so that no bucket lies in two chunks, and at least [`WORDS_PER_STRIPE`]
+/// per stripe.
 pub(crate) fn chunk_shift<W: Width>(words: u64, stripes: usize) -> u32 {
-    let unit: u64 = if W::SPANS {
-        8
-    } else {
-        W::WORDS_PER_BUCKET as u64
-    };
-    let least = unit.max(WORDS_PER_STRIPE * stripes as u64);
+    let least = (W::WORDS_PER_BUCKET as u64).max(WORDS_PER_STRIPE * stripes as u64);
     words
         .div_ceil(TARGET_CHUNKS)
         .max(least)
@@ -142,14 +137,15 @@ impl<W: Width> Table<W> {
 #[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
 mod tests {
     use super::*;
-    use crate::fingerprint::{W10, W16, W32, W8};
+    use crate::fingerprint::{W12, W16, W21, W32, W8};
 
     #[test]
     fn chunks_hold_whole_buckets() {
         assert_eq!(chunk_shift::<W16>(2, 0), 0);
         assert_eq!(chunk_shift::<W8>(2, 0), 0);
         assert_eq!(chunk_shift::<W32>(4, 0), 1);
-        assert_eq!(chunk_shift::<W10>(4, 0), 3);
+        assert_eq!(chunk_shift::<W21>(4, 0), 1);
+        assert_eq!(chunk_shift::<W12>(4, 0), 0);
         assert_eq!(chunk_shift::<W16>(1 << 28, 256), 16);
         assert_eq!(chunk_shift::<W16>((1 << 28) + 1, 256), 17);
         // Small tables: at least 8 words per stripe.

@@ -77,29 +77,32 @@ fn alternate_is_the_twin_reflection() {
 fn buckets_are_independent<W: Width>() {
     // Fill every slot of every bucket with a distinct value and read back.
     let buckets = 12;
+    let slots = u64::from(W::SLOTS);
     let t = Table::<W>::new(buckets).unwrap();
     for b in 0..buckets {
-        for s in 0..SLOTS {
-            assert!(t.put(b, (b * 4 + u64::from(s) + 1) as u32));
+        for s in 0..W::SLOTS {
+            assert!(t.put(b, (b * slots + u64::from(s) + 1) as u32));
         }
         assert!(!t.put(b, 99));
     }
     for b in 0..buckets {
         let words = t.load_bucket(b);
         let fps = t.bucket_fingerprints(&words, b);
-        for s in 0..SLOTS {
+        for s in 0..W::SLOTS {
             // Put in ascending order: a sorted bucket keeps that order.
-            assert_eq!(fps[s as usize], (b * 4 + u64::from(s) + 1) as u32);
+            assert_eq!(fps[s as usize], (b * slots + u64::from(s) + 1) as u32);
         }
-        assert!(t.holds(&words, b, (b * 4 + 1) as u32));
+        assert!(fps[W::SLOTS as usize..].iter().all(|&fp| fp == 0));
+        assert!(t.holds(&words, b, (b * slots + 1) as u32));
         assert!(
-            !t.holds(&words, b, (b * 4 + 5) as u32),
+            !t.holds(&words, b, ((b + 1) * slots + 1) as u32),
             "neighbour's lane leaked"
         );
     }
-    assert!(t.take(3, 14));
-    assert!(!t.take(3, 14));
-    assert!(t.put(3, 14));
+    let fp = (3 * slots + 2) as u32;
+    assert!(t.take(3, fp));
+    assert!(!t.take(3, fp));
+    assert!(t.put(3, fp));
 }
 
 #[test]
@@ -109,21 +112,26 @@ fn buckets_do_not_overlap() {
     }
 }
 
-fn lines_hold_whole_buckets<W: Width>() {
+fn buckets_lie_in_whole_words<W: Width>() {
     for buckets in [2, 6, 10, 1000] {
         let t = Table::<W>::new(buckets).unwrap();
-        let line = |i: usize| t.word(i) as *const AtomicU64 as usize / 64;
-        assert_eq!(t.word(0) as *const AtomicU64 as usize % 64, 0);
+        let mut lanes = 0;
         for b in 0..buckets {
             let l = t.locus(b);
             assert!(l.second < t.word_count(), "{b}");
-            assert_eq!(
-                line(l.first),
-                line(l.second),
-                "{} bits, bucket {b}",
-                W::BITS
-            );
-            assert_eq!(l.mask[0].count_ones() + l.mask[1].count_ones(), SLOTS);
+            assert_eq!(l.second - l.first, W::WORDS_PER_BUCKET - 1);
+            let flagged = l.mask[..W::WORDS_PER_BUCKET]
+                .iter()
+                .map(|m| m.count_ones())
+                .sum::<u32>();
+            if !W::SORTED {
+                assert_eq!(flagged, W::SLOTS, "{} bits, bucket {b}", W::BITS);
+                lanes += flagged;
+            }
+        }
+        if !W::SORTED {
+            // Every lane of every word belongs to exactly one bucket.
+            assert_eq!(u64::from(lanes), t.word_count() as u64 * u64::from(W::LANES));
         }
         assert_eq!(
             t.memory_usage() - size_of_val(&*t.blocks),
@@ -131,23 +139,24 @@ fn lines_hold_whole_buckets<W: Width>() {
         );
         assert_eq!(
             size_of_val(&*t.blocks) as u64,
-            table_bytes_for(W::LANES, buckets)
+            table_bytes_for(W::SLOTS, W::LANES, buckets)
         );
     }
 }
 
 #[test]
-fn spanning_buckets_stay_in_one_line() {
-    lines_hold_whole_buckets::<W10>();
-    lines_hold_whole_buckets::<W12>();
-    lines_hold_whole_buckets::<W21>();
-    assert_eq!(words_for(6, 3), 2);
-    assert_eq!(words_for(5, 10), 8);
-    assert_eq!(words_for(4, 10), 10);
-    assert_eq!(words_for(8, 10), 5);
-    assert_eq!(words_for(2, 10), 20);
-    assert_eq!(table_bytes_for(5, 10), (4 + LINE_SLACK) * 16);
-    assert_eq!(table_bytes_for(4, 10), 5 * 16);
+fn buckets_never_cross_a_word() {
+    for bits in crate::FingerprintBits::ALL {
+        with_width!(bits, W, _variant => buckets_lie_in_whole_words::<W>());
+    }
+    assert_eq!(words_for(6, 6, 3), 3);
+    assert_eq!(words_for(5, 5, 10), 10);
+    assert_eq!(words_for(4, 4, 10), 10);
+    assert_eq!(words_for(4, 8, 10), 5);
+    assert_eq!(words_for(4, 2, 10), 20);
+    assert_eq!(words_for(6, 3, 10), 20);
+    assert_eq!(table_bytes_for(5, 5, 10), 5 * 16);
+    assert_eq!(table_bytes_for(4, 8, 2), 16);
 }
 
 #[test]

@@ -59,7 +59,7 @@ impl<W: Width> Table<W> {
     fn visit_fingerprints(&self, read: impl Fn(&AtomicU64) -> u64, mut f: impl FnMut(u64, u32)) {
         for bucket in 0..self.buckets {
             let words = self.read_bucket(bucket, &read);
-            for fp in self.bucket_fingerprints(&words, bucket) {
+            for &fp in &self.bucket_fingerprints(&words, bucket)[..W::SLOTS as usize] {
                 if fp != 0 {
                     f(bucket, fp);
                 }

@@ -309,8 +309,8 @@ fn one_round(
     let per_set = keys.len() / sets;
     let view = |t: usize| &keys[(t % sets) * per_set..][..per_set];
     // Thread 0 clears once in `16 · buckets` of its operations on average:
-    // meanwhile the threads insert several times the table's `4 · buckets`
-    // slots, so most clears find a full table, with moves in flight.
+    // meanwhile the threads insert several times the table's slots (4 to 6
+    // a bucket), so most clears find a full table, with moves in flight.
     let clear_every = clearing.then_some(16 * buckets);
 
     let stop = AtomicBool::new(false);
@@ -544,14 +544,14 @@ fn end_check<'k>(
             filter.len()
         ));
     }
-    // Every slot takes a fresh item: four aimed at each bucket, each put
+    // Every slot takes a fresh item: a bucketful aimed at each bucket, each put
     // into its own bucket (an insert would choose the emptier of the pair
     // and need paths to fill the table to the last slot). A slot still
     // taken sends one item to its other bucket, and some later one finds
     // both full.
     let fresh = DefaultHashBuilder::default();
     for b in 0..buckets {
-        for i in 0..4u64 {
+        for i in 0..u64::from(filter.fingerprint_bits().slots_per_bucket()) {
             let high = (fresh.hash_one((b, i)) >> 32) as u32;
             if !filter.put_hash(aimed(high, b, buckets)) {
                 return Err(format!(

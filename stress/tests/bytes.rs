@@ -160,7 +160,7 @@ proptest! {
             // the nonzero slots.
             let f_bits = bits.bits();
             let lanes = bits.slots_per_word() as usize;
-            let slots = buckets as usize * 4;
+            let slots = buckets as usize * bits.slots_per_bucket() as usize;
             prop_assert_eq!(body.len() / 8, slots.div_ceil(lanes));
             let mut count = 0u64;
             for (i, chunk) in bytes[body.clone()].chunks_exact_mut(8).enumerate() {
@@ -329,24 +329,23 @@ fn encoding_is_pinned() {
 
 #[test]
 fn packed_encoding_is_pinned() {
-    // 12-bit slots, five to a word from bit 0 up: two buckets are eight
-    // slots in two words, bucket 1 being slots 4..8 (the top slot of word 0
-    // and four of word 1); the top four bits of each word and the two
-    // slots past the last bucket are 0.
+    // 12-bit slots, five to a word from bit 0 up, a bucket of five slots
+    // being one word: bucket 1 is word 1, filled from its lowest slot; the
+    // top four bits of each word are 0.
     let f = small(FingerprintBits::Bits12, 2, 0);
     f.insert_hash(f.hash_for(1, 0xabc)).unwrap();
     f.insert_hash(f.hash_for(1, 0x123)).unwrap();
     let bytes = f.to_bytes();
     let mut expected = Vec::new();
     expected.extend_from_slice(b"LFCUCKOO");
-    expected.extend_from_slice(&[1, 0, 12, 4, 0, 0, 0, 0]);
+    expected.extend_from_slice(&[1, 0, 12, 5, 0, 0, 0, 0]);
     expected.extend_from_slice(&1u64.to_le_bytes()); // hasher id
     expected.extend_from_slice(&DEFAULT_SEED.to_le_bytes());
     expected.extend_from_slice(&2u64.to_le_bytes()); // buckets
     expected.extend_from_slice(&2u64.to_le_bytes()); // items
     expected.extend_from_slice(&2u64.to_le_bytes()); // words
-    expected.extend_from_slice(&(0xabcu64 << 48).to_le_bytes()); // slot 4
-    expected.extend_from_slice(&0x123u64.to_le_bytes()); // slot 5
+    expected.extend_from_slice(&0u64.to_le_bytes()); // bucket 0
+    expected.extend_from_slice(&(0xabc_u64 | 0x123 << 12).to_le_bytes()); // bucket 1
     let crc = crc32c::crc32c(&expected);
     expected.extend_from_slice(&crc.to_le_bytes());
     assert_eq!(bytes, expected);
@@ -391,15 +390,15 @@ fn each_error_names_what_is_wrong() {
         e(&with_field(&bytes, 10, &[13])),
         DecodeError::UnknownFingerprintBits { bits: 13 }
     );
-    // 12-bit slots: four buckets need four words too, so the header holds;
-    // the 16-bit slots' top bits are then outside the five 12-bit slots.
+    // 12-bit fingerprints come in buckets of five: a header that says 12
+    // bits and four slots is not one this version writes.
     assert_eq!(
         e(&with_field(&bytes, 10, &[12])),
-        DecodeError::NonzeroPadding { word: 3 }
+        DecodeError::UnsupportedBucketSize { bits: 12, slots: 4 }
     );
     assert_eq!(
         e(&with_field(&bytes, 11, &[8])),
-        DecodeError::UnsupportedBucketSize { slots: 8 }
+        DecodeError::UnsupportedBucketSize { bits: 16, slots: 8 }
     );
     assert_eq!(
         e(&with_field(&bytes, 12, &[1])),
