@@ -333,11 +333,16 @@ pub(crate) trait Width: Copy + Send + Sync + 'static {
     /// content methods which half is meant: see [`half_of`]).
     const SORTED: bool = false;
     /// Words a bucket lies in: 1, or 2 where a bucket is two whole words.
-    /// (Evaluating it checks that buckets never cross a word boundary.)
+    /// Evaluating it checks the three shapes the table knows: a bucket is
+    /// a word, half a word, or two words; none crosses a word boundary.
     const WORDS_PER_BUCKET: usize = {
         assert!(Self::SLOTS as usize <= MAX_SLOTS);
-        assert!(Self::LANES % Self::SLOTS == 0 || Self::SLOTS == 2 * Self::LANES);
-        if Self::LANES % Self::SLOTS == 0 {
+        assert!(
+            Self::LANES == Self::SLOTS
+                || Self::LANES == 2 * Self::SLOTS
+                || Self::SLOTS == 2 * Self::LANES
+        );
+        if Self::SLOTS <= Self::LANES {
             1
         } else {
             2

@@ -27,7 +27,8 @@
 //!   `contains_hash_batch`. VQF costs a call into C per operation (nothing
 //!   inlines across the languages); this crate's operations inline into the
 //!   timed loops;
-//! - slots: this crate's tables get exactly 2^s slots (2^(s-2) buckets of 4;
+//! - slots: this crate's tables get the most slots up to 2^s (exactly 2^s
+//!   for buckets of four, within a bucket or two for buckets of five and six;
 //!   the capacity that gives them is found by building candidates), VQF's the
 //!   whole number of 48-slot blocks nearest to 2^s;
 //! - timed, on one thread: the fill from empty to 90 % of the slots, then
@@ -283,13 +284,13 @@ impl Subject {
     }
 }
 
-/// The capacity that gives this crate's filter `buckets` buckets: the
-/// largest whose 8-bit table has at most `buckets`.
-fn capacity_for_buckets(buckets: u64) -> usize {
-    largest_capacity(FingerprintBits::Bits8, 4 * buckets as usize, |f| {
-        f.bucket_count() <= buckets
-    })
-    .unwrap_or(0)
+/// This crate's filter of `bits`-bit fingerprints with the most slots up
+/// to 2^`log2`: exactly 2^log2 where a bucket is four slots, a few fewer
+/// where it is five or six.
+fn crate_filter(bits: FingerprintBits, log2: u32) -> CuckooFilter {
+    let slots = 1usize << log2;
+    let capacity = largest_capacity(bits, slots, |f| f.slots() <= slots).unwrap_or(0);
+    filter_with(capacity, bits)
 }
 
 #[cfg(vqf)]
@@ -801,12 +802,11 @@ fn max_slots(log2: u32) -> usize {
     (1 << log2) + 48
 }
 
-fn run_subject(s: Subject, log2: u32, capacity: usize, keys: &Keys, args: &Args) -> Figures {
+fn run_subject(s: Subject, log2: u32, keys: &Keys, args: &Args) -> Figures {
     let say = |msg: &str| eprintln!("2^{log2} slots, {}: {msg}", s.name());
     match s {
         Subject::Crate(bits) => {
-            let f = filter_with(capacity, bits);
-            debug_assert_eq!(f.slots(), 1 << log2);
+            let f = crate_filter(bits, log2);
             measure(&f, keys, args, &say, |f, k, t, n| {
                 Some(conc_shared(f, k, t, n))
             })
@@ -1186,7 +1186,6 @@ fn repro(args: &Args) -> String {
     use vqf::{Mt, MtLocked, Vqf};
 
     let log2 = if args.quick { 20 } else { 22 };
-    let capacity = capacity_for_buckets(1 << (log2 - 2));
     let secs = args.repro_secs;
     let limit = Duration::from_secs_f64(secs + 30.0);
     let mut md = String::new();
@@ -1204,7 +1203,7 @@ fn repro(args: &Args) -> String {
         md,
         "| filter | writer | tables | lookups | false negatives | writes | lost |\n|---|---|--:|--:|--:|--:|--:|"
     );
-    let crate16 = move || filter_with(capacity, FingerprintBits::Bits16);
+    let crate16 = move || crate_filter(FingerprintBits::Bits16, log2);
     type Run = Box<dyn FnOnce() -> Race + Send>;
     let runs: Vec<(&str, &str, Run)> = vec![
         (
@@ -1342,9 +1341,8 @@ fn main() {
                       and run with `VQF_LIB_DIR=DIR` (see this example's docs); this crate's rows only.";
     if let Some(s) = args.perf {
         let log2 = args.slots[0];
-        let capacity = capacity_for_buckets(1 << (log2 - 2));
         match s {
-            Subject::Crate(bits) => perf_lookups(&filter_with(capacity, bits), args.perf_count),
+            Subject::Crate(bits) => perf_lookups(&crate_filter(bits, log2), args.perf_count),
             #[cfg(vqf)]
             Subject::Vqf(Build::Plain) => {
                 perf_lookups(&vqf::Vqf::<vqf::Plain>::new(1 << log2), args.perf_count)
@@ -1408,12 +1406,11 @@ fn main() {
                 present: make_keys(n95, present),
                 absent: make_keys(n95, absent),
             };
-            let capacity = capacity_for_buckets(1 << (log2 - 2));
             let mut figures: Vec<Vec<Figures>> = vec![Vec::new(); subjects.len()];
             for round in 0..args.rounds {
                 eprintln!("2^{log2} slots: round {} of {}", round + 1, args.rounds);
                 for (i, &s) in subjects.iter().enumerate() {
-                    figures[i].push(run_subject(s, log2, capacity, &keys, &args));
+                    figures[i].push(run_subject(s, log2, &keys, &args));
                 }
             }
             let rows = Rows {

@@ -252,14 +252,14 @@ impl<W: Width> Table<W> {
 
     #[inline(always)]
     fn locus(&self, bucket: u64) -> Locus {
-        let first_slot = bucket as usize * W::SLOTS as usize;
-        let first = first_slot / W::LANES as usize;
+        let bucket = bucket as usize;
         if W::LANES > W::SLOTS {
             // Two buckets share the word: keep the four lanes that are ours;
             // for semi-sorted buckets, the half of the word that is ours
             // (bucket `b` is half `b % 2` of word `b / 2`), which is how the
             // content methods tell the half.
-            let lane = (first_slot % W::LANES as usize) as u32;
+            let first = bucket / 2;
+            let lane = (bucket % 2) as u32 * W::SLOTS;
             let mask = if W::SORTED {
                 fpr::half_mask(lane / W::SLOTS)
             } else {
@@ -272,6 +272,7 @@ impl<W: Width> Table<W> {
             }
         } else {
             // The bucket is one word, or two whole words.
+            let first = bucket * W::WORDS_PER_BUCKET;
             Locus {
                 first,
                 second: first + W::WORDS_PER_BUCKET - 1,
@@ -326,10 +327,13 @@ impl<W: Width> Table<W> {
     /// (plain layouts; [`Self::bucket_fingerprints`] for any).
     #[inline(always)]
     fn slot_value(&self, words: &BucketWords, bucket: u64, slot: u32) -> u32 {
-        let index = bucket as usize * W::SLOTS as usize + slot as usize;
-        let lanes = W::LANES as usize;
-        let k = slot as usize / lanes.min(W::SLOTS as usize);
-        fpr::lane_value::<W>(words[k], (index % lanes) as u32)
+        if W::LANES > W::SLOTS {
+            // Half `bucket % 2` of the word (see `locus`).
+            fpr::lane_value::<W>(words[0], (bucket % 2) as u32 * W::SLOTS + slot)
+        } else {
+            let k = (slot / W::LANES) as usize;
+            fpr::lane_value::<W>(words[k], slot % W::LANES)
+        }
     }
 
     /// Whether `words` (bucket `bucket`) hold `fp`: branch-free per word.
