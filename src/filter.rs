@@ -119,8 +119,9 @@ impl<S> CuckooFilter<S> {
     /// (the output of a good hasher): its low 32 bits choose the bucket and its
     /// high 32 bits the fingerprint.
     ///
-    /// Inserting the same hash k times stores k copies; up to 8 fit (two
-    /// buckets of four), and each can be removed once.
+    /// Inserting the same hash k times stores k copies; up to
+    /// `2 · slots_per_bucket()` fit (two buckets: 8 at the default width, see
+    /// [`FingerprintBits::slots_per_bucket`]), and each can be removed once.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
@@ -274,7 +275,9 @@ impl<S> CuckooFilter<S> {
         self.table.slots()
     }
 
-    /// The number of buckets (of four slots each).
+    /// The number of buckets, of
+    /// [`slots_per_bucket`](FingerprintBits::slots_per_bucket) slots each
+    /// (four at the default width).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;

@@ -55,7 +55,8 @@
 //!    successful removes, as long as only inserted items are removed (a remove
 //!    of an item never inserted can take a copy in flight, see `len`).
 //! 5. **False-positive rate as promised**: at most about
-//!    `1 - (1 - 2^-f)^(8·α)` for `f`-bit fingerprints at load factor `α`
+//!    `1 - (1 - 2^-f)^(2·s·α)` for `f`-bit fingerprints in buckets of `s`
+//!    slots at load factor `α`
 //!    ([`FingerprintBits::false_positive_rate`]).
 //!
 //! Writers never wait for a snapshot, so a snapshot of a live filter is not
@@ -278,8 +279,10 @@
 //! * Removing an item that was never inserted may remove another item that
 //!   shares its fingerprint and buckets (with the false-positive probability);
 //!   that item then reads as absent. Remove only what you inserted.
-//! * One item can be inserted at most 8 times (two buckets of four slots); the
-//!   ninth copy fails with [`InsertError::Full`] (in a growable filter,
+//! * One item can be inserted at most twice
+//!   [`slots_per_bucket`](FingerprintBits::slots_per_bucket) times (two
+//!   buckets: 8 at the default width, 10 or 12 at some others); the next copy
+//!   fails with [`InsertError::Full`] (in a growable filter,
 //!   [`InsertError::TooManyCopies`]).
 //! * Tables have at most 2^32 buckets (about 16·10^9 items).
 //! * Pre-hashed forms (`insert_hash` and friends) need well-mixed 64-bit hashes.

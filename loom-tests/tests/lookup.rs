@@ -25,7 +25,7 @@
 //! loads and CASes (all four cases). Rechecked on the whole
 //! suite: a move by value that takes from its source before it publishes
 //! the bump makes 16 of the 22 models fail, every one that moves into the
-//! lookup's first bucket (across words, semi-sorted and batched included);
+//! lookup's first bucket (two-word buckets, semi-sorted and batched included);
 //! the six into the second bucket pass, safe by ordering alone. Checked
 //! A mover's bump Relaxed instead of Release (`publish`), or the
 //! lookup's first counter load Relaxed instead of Acquire (`Snapshot::take`),
@@ -147,30 +147,31 @@ fn contains_vs_reverse_move_into_second_bucket_roles_swapped() {
     contains_during_relocation(FingerprintBits::Bits16, 3, 0, 3, Roles::RacerOnMain);
 }
 
-/// 12-bit fingerprints, five to a word: bucket 3 lies across words 2 and 3
-/// (bucket 0 is in word 0). Move 0 -> 3, contains reads 3 first: the copy lands
-/// in whichever word of bucket 3 has a free slot, and the contains must see it
-/// in either.
+/// 21-bit fingerprints, three to a word: a bucket of six is two words
+/// (bucket 0 words 0 and 1, bucket 3 words 6 and 7). Move 0 -> 3, contains reads
+/// 3 first: the copy lands in the first word of bucket 3 with a free slot,
+/// the take clears it from whichever word of bucket 0 held it, and the
+/// contains must see it in either.
 #[test]
-fn contains_vs_move_into_first_bucket_across_words() {
-    contains_during_relocation(FingerprintBits::Bits12, 0, 3, 3, Roles::RacerSpawned);
+fn contains_vs_move_into_first_bucket_two_words() {
+    contains_during_relocation(FingerprintBits::Bits21, 0, 3, 3, Roles::RacerSpawned);
 }
 
 #[test]
-fn contains_vs_move_into_first_bucket_across_words_roles_swapped() {
-    contains_during_relocation(FingerprintBits::Bits12, 0, 3, 3, Roles::RacerOnMain);
+fn contains_vs_move_into_first_bucket_two_words_roles_swapped() {
+    contains_during_relocation(FingerprintBits::Bits21, 0, 3, 3, Roles::RacerOnMain);
 }
 
-/// 12-bit fingerprints: move 3 -> 0 out of a bucket across two words, contains
+/// 21-bit fingerprints: move 3 -> 0 between buckets of two words, contains
 /// reads 0 first.
 #[test]
-fn contains_vs_reverse_move_into_first_bucket_across_words() {
-    contains_during_relocation(FingerprintBits::Bits12, 3, 0, 0, Roles::RacerSpawned);
+fn contains_vs_reverse_move_into_first_bucket_two_words() {
+    contains_during_relocation(FingerprintBits::Bits21, 3, 0, 0, Roles::RacerSpawned);
 }
 
 #[test]
-fn contains_vs_reverse_move_into_first_bucket_across_words_roles_swapped() {
-    contains_during_relocation(FingerprintBits::Bits12, 3, 0, 0, Roles::RacerOnMain);
+fn contains_vs_reverse_move_into_first_bucket_two_words_roles_swapped() {
+    contains_during_relocation(FingerprintBits::Bits21, 3, 0, 0, Roles::RacerOnMain);
 }
 
 /// Semi-sorted 17-bit buckets: every change re-encodes the whole word, so a

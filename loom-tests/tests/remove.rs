@@ -108,30 +108,31 @@ fn remove_vs_reverse_move_into_first_bucket_roles_swapped() {
     remove_during_relocation(FingerprintBits::Bits16, 3, 0, 0, Roles::RacerOnMain);
 }
 
-/// 12-bit fingerprints, five to a word: bucket 3 lies across words 2 and 3
-/// (bucket 0 is in word 0). Move 0 -> 3, remove reads 3 first: the copy lands
-/// in whichever word of bucket 3 has a free slot, and the remove must see it
-/// in either.
+/// 21-bit fingerprints, three to a word: a bucket of six is two words
+/// (bucket 0 words 0 and 1, bucket 3 words 6 and 7). Move 0 -> 3, remove reads
+/// 3 first: the copy lands in the first word of bucket 3 with a free slot,
+/// the take clears it from whichever word of bucket 0 held it, and the
+/// remove must see it in either.
 #[test]
-fn remove_vs_move_into_first_bucket_across_words() {
-    remove_during_relocation(FingerprintBits::Bits12, 0, 3, 3, Roles::RacerSpawned);
+fn remove_vs_move_into_first_bucket_two_words() {
+    remove_during_relocation(FingerprintBits::Bits21, 0, 3, 3, Roles::RacerSpawned);
 }
 
 #[test]
-fn remove_vs_move_into_first_bucket_across_words_roles_swapped() {
-    remove_during_relocation(FingerprintBits::Bits12, 0, 3, 3, Roles::RacerOnMain);
+fn remove_vs_move_into_first_bucket_two_words_roles_swapped() {
+    remove_during_relocation(FingerprintBits::Bits21, 0, 3, 3, Roles::RacerOnMain);
 }
 
-/// 12-bit fingerprints: move 3 -> 0 out of a bucket across two words, remove
+/// 21-bit fingerprints: move 3 -> 0 between buckets of two words, remove
 /// reads 0 first.
 #[test]
-fn remove_vs_reverse_move_into_first_bucket_across_words() {
-    remove_during_relocation(FingerprintBits::Bits12, 3, 0, 0, Roles::RacerSpawned);
+fn remove_vs_reverse_move_into_first_bucket_two_words() {
+    remove_during_relocation(FingerprintBits::Bits21, 3, 0, 0, Roles::RacerSpawned);
 }
 
 #[test]
-fn remove_vs_reverse_move_into_first_bucket_across_words_roles_swapped() {
-    remove_during_relocation(FingerprintBits::Bits12, 3, 0, 0, Roles::RacerOnMain);
+fn remove_vs_reverse_move_into_first_bucket_two_words_roles_swapped() {
+    remove_during_relocation(FingerprintBits::Bits21, 3, 0, 0, Roles::RacerOnMain);
 }
 
 /// Semi-sorted 17-bit buckets: every change re-encodes the whole word, so a

@@ -9,12 +9,9 @@
 use crate::sync::AtomicU64;
 
 /// Two words, 16-byte aligned. The table is an array of these: the alignment
-/// keeps every bucket of 8, 16 or 32-bit fingerprints (half a word, one word,
-/// or two aligned words) inside one 64-byte cache line; a table whose buckets
-/// may span two words (10, 12, 21 bits) starts its words on a line boundary
-/// inside its blocks instead (see `Table::new`). It is no larger than the
-/// allocator's natural
-/// alignment, so that `alloc_zeroed` can take fresh zero pages from the OS
+/// keeps every bucket (half a word, one word, or two words starting at an
+/// even word) inside one 64-byte cache line. It is no larger than the
+/// allocator's natural alignment, so that `alloc_zeroed` can take fresh zero pages from the OS
 /// (`calloc`) instead of writing zeros over the whole table: a large table is
 /// then untouched when [`advise_huge_pages`] asks for huge pages.
 #[repr(C, align(16))]

@@ -20,8 +20,9 @@ use crate::fingerprint::Width;
 pub(crate) const MAX_DEPTH: u8 = 5;
 
 /// Most buckets one search reads. The full tree of depth 5 from two roots has
-/// 2730 nodes; the bound keeps the worst-case insert near 2000 bucket reads
-/// (and the thread's node list at 64 KiB).
+/// 2730 nodes with buckets of four (more with five or six); the bound keeps
+/// the worst-case insert near 2000 bucket reads (and the thread's node list
+/// at 80 KiB).
 pub(crate) const MAX_NODES: usize = 2048;
 
 /// Searches that find no path before an insert reports the table full. A
@@ -184,7 +185,7 @@ const AHEAD: usize = 8;
 /// [`search`], its nodes kept in `nodes` (empty on entry).
 ///
 /// Breadth first, in one queue: nodes are read in the order they were
-/// queued, and a node is expanded (its four alternates computed, checked
+/// queued, and a node is expanded (its alternates computed, checked
 /// against its ancestors, requested from memory and queued) only after it
 /// was read, and only while fewer than [`AHEAD`] nodes wait to be read. A
 /// search ends at the first bucket with a free slot, so the nodes queued

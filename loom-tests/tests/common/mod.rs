@@ -119,9 +119,9 @@ pub fn filter(buckets: u64) -> Filter {
     filter_of(FingerprintBits::Bits16, buckets)
 }
 
-/// A filter of exactly `buckets` buckets of four `bits`-bit fingerprints. At
-/// 12 bits (five slots to a word) a table of 4 buckets is 16 slots in four
-/// words: bucket 0 in word 0, buckets 1, 2 and 3 each across two words.
+/// A filter of exactly `buckets` buckets of `bits`-bit fingerprints. At 21
+/// bits (three slots to a word, six to a bucket) a bucket is two words:
+/// bucket `b` is words `2b` and `2b + 1`.
 pub fn filter_of(bits: FingerprintBits, buckets: u64) -> Filter {
     test_hooks::with_buckets(buckets, bits, DefaultHashBuilder::with_seed(DEFAULT_SEED))
         .expect("tiny table")
@@ -226,18 +226,19 @@ pub struct OneStep {
 }
 
 /// Fills `f` (4 buckets) for a [`OneStep`] move `from -> to`: bucket `from`
-/// full of four fingerprints that pair it with `to`, bucket `other` (the new
+/// full of fingerprints that pair it with `to`, bucket `other` (the new
 /// item's second bucket) full of fingerprints that pair it with the fourth
 /// bucket, `to` and the fourth bucket empty. The breadth-first search visits
 /// the children of `from` first, so its path is `movers[0]: from -> to`.
 pub fn one_step(f: &Filter, from: u64, to: u64) -> OneStep {
     let other = partner(f, from, to);
     let beyond = partner(f, other, from);
-    let movers = fps(f, from, to, 4, &[]);
+    let slots = f.fingerprint_bits().slots_per_bucket() as usize;
+    let movers = fps(f, from, to, slots, &[]);
     let x = f.hash_for(from, fp(f, from, other, &[]));
     let mut live: Vec<u64> = movers.iter().map(|&m| prefill(f, from, m)).collect();
     live.extend(
-        fps(f, other, beyond, 4, &[])
+        fps(f, other, beyond, slots, &[])
             .into_iter()
             .map(|o| prefill(f, other, o)),
     );
