@@ -19,9 +19,9 @@
 //! higher ε; a cuckoo filter pays for the cheapest
 //! [width](#fingerprint-widths) that meets ε, in steps. It needs less where a width just meets the rate: from
 //! about 0.006 % to 0.025 % (17.2 bits per item, against Bloom's 17.2 to
-//! 20.3), 4·10⁻⁶ to 1.6·10⁻⁵ (22.9 bits), 2·10⁻⁹ to 7·10⁻⁸ (34.2 bits), and
-//! around 1.5 % (8.7 bits, by a hair). Elsewhere it needs more: 11.5 bits
-//! against 9.6 at 1 %, 13.8 against 12.9 at 0.2 %, 22.9 against 20.6 at
+//! 20.3), 6·10⁻⁶ to 1.5·10⁻⁵ (22.9 bits), 2·10⁻⁹ to 7·10⁻⁸ (34.2 bits), and
+//! around 1.5 % (8.7 bits, by a hair). Elsewhere it needs more: 13.8 bits
+//! against 9.6 at 1 %, 17.2 against 12.9 at 0.2 %, 22.9 against 20.6 at
 //! 5·10⁻⁵, 34.2 against 28.7 at 10⁻⁶ and 33.5 at 10⁻⁷. A lookup reads two
 //! buckets, not *k* scattered bits. A fixed-size filter refuses inserts once
 //! full (at about 95 % load): size it, or let it [grow](#growth).
@@ -194,10 +194,11 @@
 //! cost follows the rate: so 10⁻⁶ costs 34.2 bits here and 28.7 in a Bloom
 //! filter. The semi-sorted layouts give the memory of 8 and 16 bits with
 //! about half their false positives, for slower lookups; `cargo run --release
-//! --example rates` measures each choice. The 8, 16 and 32-bit layouts are
-//! the fastest; the others run at about 0.5 to 0.75 of 16-bit's rate
-//! (their buckets cross word boundaries or are compressed: see
-//! BENCHMARKS.md, Layouts).
+//! --example rates` measures each choice. No bucket crosses a word
+//! boundary, so a plain layout's lookup compares whole words: 8, 10 and 12
+//! bits run at about 0.8 to 1.8 times 16-bit's rate, 21 and 32 bits (two
+//! words a bucket) at 0.6 to 0.95; the semi-sorted ones, which decode a
+//! bucket first, at 0.55 to 0.85 (see BENCHMARKS.md, Layouts).
 //!
 //! ```
 //! use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, DEFAULT_SEED};
