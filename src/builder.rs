@@ -276,9 +276,9 @@ fn base_buckets(capacity: u128, slots: u32) -> u128 {
 }
 
 /// The capacity in items of a table of `buckets` buckets of `bits`' layout:
-/// the largest `n` for which [`buckets_for`]`(n, bits)` is at most `buckets`, so at least the
-/// capacity a table of this size was built for, and what `with_capacity`
-/// promises for a table of this size. (Saturates at `usize::MAX` where `usize`
+/// the largest `n` for which [`buckets_for`]`(n, bits)` is at most
+/// `buckets`, so at least the capacity a table of this size was built for,
+/// and what `with_capacity` promises for a table of this size. (Saturates at `usize::MAX` where `usize`
 /// is narrower than the answer.)
 pub(crate) fn capacity_for(buckets: u64, bits: FingerprintBits) -> usize {
     // The largest base with `base + slack(base) <= buckets` (the rounding to
@@ -428,7 +428,10 @@ mod tests {
             assert_eq!(capacity_for(4, bits), capacity_for(2, bits));
         }
         use FingerprintBits::Bits16 as B16;
-        assert_eq!(capacity_for(buckets_for(10_000_000, B16).unwrap(), B16), 10_000_005);
+        assert_eq!(
+            capacity_for(buckets_for(10_000_000, B16).unwrap(), B16),
+            10_000_005
+        );
         assert_eq!(capacity_for(2, B16), 3);
         // Four buckets are never built (a base of 2 gets six), and hold 3.
         assert_eq!(capacity_for(4, B16), 3);

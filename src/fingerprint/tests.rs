@@ -111,7 +111,12 @@ fn zero_lanes_is_exact() {
 fn layout_constants() {
     // (lanes a word, slots a bucket, words a bucket, bits in lanes)
     fn shape<W: Width>() -> (u32, u32, usize, u32) {
-        (W::LANES, W::SLOTS, W::WORDS_PER_BUCKET, W::USED.count_ones())
+        (
+            W::LANES,
+            W::SLOTS,
+            W::WORDS_PER_BUCKET,
+            W::USED.count_ones(),
+        )
     }
     assert_eq!(shape::<W8>(), (8, 4, 1, 64));
     assert_eq!(shape::<W10>(), (6, 6, 1, 60));

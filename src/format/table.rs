@@ -364,8 +364,7 @@ fn check_header(header: &[u8; HEADER_LEN]) -> Result<Header, DecodeError> {
     if !valid_bucket_count(buckets) {
         return Err(DecodeError::InvalidBucketCount { buckets });
     }
-    let expected_words =
-        table::words_for(bits.slots_per_bucket(), bits.slots_per_word(), buckets);
+    let expected_words = table::words_for(bits.slots_per_bucket(), bits.slots_per_word(), buckets);
     if words != expected_words {
         return Err(DecodeError::WordCountMismatch {
             expected: expected_words,

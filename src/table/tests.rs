@@ -131,7 +131,10 @@ fn buckets_lie_in_whole_words<W: Width>() {
         }
         if !W::SORTED {
             // Every lane of every word belongs to exactly one bucket.
-            assert_eq!(u64::from(lanes), t.word_count() as u64 * u64::from(W::LANES));
+            assert_eq!(
+                u64::from(lanes),
+                t.word_count() as u64 * u64::from(W::LANES)
+            );
         }
         assert_eq!(
             t.memory_usage() - size_of_val(&*t.blocks),
