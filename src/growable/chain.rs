@@ -67,9 +67,11 @@ pub(super) const GROWN_TABLES: u32 = 17;
 
 /// A table's false-positive bound in the budget: its rate at load 1 (a table
 /// never holds more items than slots, so that bounds its rate at any load),
-/// `1 - (1 - 2^-bits)^8`, as [`FingerprintBits::false_positive_rate`]`(1.0)`
-/// gives it, but in basic arithmetic only: `2^-bits` is exact, and the eighth
-/// power is three squarings. Each step is one IEEE 754 operation, correctly
+/// `1 - (1 - 2^-bits)^(2s)` for buckets of `s` slots, as
+/// [`FingerprintBits::false_positive_rate`]`(1.0)` gives it, but in basic
+/// arithmetic only: `2^-bits` is exact, and the power is three squarings
+/// (the eighth, for buckets of four: every width growth picks) and at most
+/// one product more. Each step is one IEEE 754 operation, correctly
 /// rounded, so every platform computes the same bits; the decoder's check of
 /// a chain ([`check_shape`]) recomputes these bounds, and must agree with the
 /// machine that wrote the chain. `powf` is the platform's libm, which may
@@ -79,7 +81,13 @@ pub(super) fn bound(bits: FingerprintBits) -> f64 {
     let miss = 1.0 - 1.0 / (1u64 << bits.bits()) as f64;
     let m2 = miss * miss;
     let m4 = m2 * m2;
-    1.0 - m4 * m4
+    let m8 = m4 * m4;
+    let kept = match bits.slots_per_bucket() {
+        4 => m8,
+        5 => m8 * m2,
+        _ => m8 * m4,
+    };
+    1.0 - kept
 }
 
 /// The share of the remaining false-positive budget the next table may take.
