@@ -264,8 +264,10 @@ pub(crate) fn buckets_for(capacity: usize, bits: FingerprintBits) -> Result<u64,
 /// refused an insert before its capacity, and one in 10 000 of ten buckets.
 /// The two more buckets make the table for 11 items one of six buckets, whose
 /// nine pairs take the eleven items with a probability of refusing one of
-/// about 10^-6. The smallest table, two buckets (a base of 0 or 1), is one
-/// pair of eight slots that its capacity of three always fits.
+/// about 10^-6 (figures for buckets of four; buckets of five and six hold
+/// their items' pairs with more room). The smallest table, two buckets (a
+/// base of 0 or 1), is one pair of eight to twelve slots that its capacity
+/// (three to five) always fits.
 fn slack(base: u64) -> u64 {
     base.isqrt() + if base >= 2 { 2 } else { 0 }
 }
