@@ -175,7 +175,7 @@ pub enum DecodeError {
     },
     /// A table word has bits set outside its slots: above the last slot of
     /// the word (10, 12 and 21-bit fingerprints leave the top `64 mod bits`
-    /// bits of each word unused), or in a slot past the last bucket.
+    /// bits of each word unused).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, FingerprintBits};

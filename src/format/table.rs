@@ -413,16 +413,13 @@ fn word_at(chunk: &[u8]) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// The index of the first word of `body` (a table of `buckets` buckets) with a
-/// bit set outside its slots: above its lanes, or in a lane past the last
-/// bucket (only the last word can have such lanes).
-fn nonzero_padding<W: Width>(body: &[u8], buckets: u64) -> Option<u64> {
-    let words = body.len() / 8;
-    let last_mask = last_word_mask::<W>(buckets, words as u64);
-    body.chunks_exact(8).enumerate().find_map(|(i, c)| {
-        let allowed = if i + 1 == words { last_mask } else { W::USED };
-        (word_at(c) & !allowed != 0).then_some(i as u64)
-    })
+/// The index of the first word of `body` with a bit set outside its slots,
+/// above its lanes. (Every lane of every word is a slot: buckets fill whole
+/// words or half words, and a table has an even number of buckets.)
+fn nonzero_padding<W: Width>(body: &[u8]) -> Option<u64> {
+    body.chunks_exact(8)
+        .position(|c| word_at(c) & !W::USED != 0)
+        .map(|i| i as u64)
 }
 
 /// Checks the table's contents, then allocates and fills it.
@@ -435,7 +432,7 @@ fn decode_table<W: Width>(p: &Parsed<'_>) -> Result<Table<W>, DecodeError> {
         {
             return Err(DecodeError::InvalidBucket { word: word as u64 });
         }
-    } else if let Some(word) = nonzero_padding::<W>(p.body, p.buckets) {
+    } else if let Some(word) = nonzero_padding::<W>(p.body) {
         return Err(DecodeError::NonzeroPadding { word });
     }
     let found: u64 = p
@@ -504,8 +501,6 @@ fn read_words<W: Width, R: std::io::Read>(
     h: &Header,
     expected: u64,
 ) -> Result<(Table<W>, Option<DecodeError>), ReadError> {
-    let words = h.words;
-    let last_mask = last_word_mask::<W>(h.buckets, words);
     let mut at = 0u64;
     let mut found = 0u64;
     let mut fault = None;
@@ -517,10 +512,9 @@ fn read_words<W: Width, R: std::io::Read>(
             *w = word_at(chunk);
             found += occupied::<W>(*w);
             if fault.is_none() {
-                let allowed = if at + 1 == words { last_mask } else { W::USED };
                 if W::SORTED && !W::valid_word(*w) {
                     fault = Some(DecodeError::InvalidBucket { word: at });
-                } else if !W::SORTED && *w & !allowed != 0 {
+                } else if !W::SORTED && *w & !W::USED != 0 {
                     fault = Some(DecodeError::NonzeroPadding { word: at });
                 }
             }
@@ -540,17 +534,6 @@ fn read_words<W: Width, R: std::io::Read>(
         table.set_len(found as usize);
     }
     Ok((table, fault))
-}
-
-/// The bits of the last word of a table of `buckets` buckets (in `words`
-/// words) that lie in a slot: lanes past the last bucket must be 0.
-fn last_word_mask<W: Width>(buckets: u64, words: u64) -> u64 {
-    let lanes_in_last = (buckets * u64::from(W::SLOTS)) - (words - 1) * u64::from(W::LANES);
-    if lanes_in_last == u64::from(W::LANES) {
-        W::USED
-    } else {
-        W::USED & ((1u64 << (lanes_in_last as u32 * W::BITS)) - 1)
-    }
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ impl<W: Width> Table<W> {
         mut next: impl FnMut(&mut [u64]) -> Result<(), E>,
     ) -> Result<Result<Self, AllocError>, E> {
         let words = usize::try_from(Self::words_for(buckets));
-        let total = usize::try_from(Self::words_for(buckets).div_ceil(2));
+        let total = usize::try_from(Self::blocks_for(buckets));
         let (Ok(words), Ok(total)) = (words, total) else {
             return Ok(Err(Self::alloc_error(buckets)));
         };

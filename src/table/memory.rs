@@ -11,9 +11,10 @@ use crate::sync::AtomicU64;
 /// Two words, 16-byte aligned. The table is an array of these: the alignment
 /// keeps every bucket (half a word, one word, or two words starting at an
 /// even word) inside one 64-byte cache line. It is no larger than the
-/// allocator's natural alignment, so that `alloc_zeroed` can take fresh zero pages from the OS
-/// (`calloc`) instead of writing zeros over the whole table: a large table is
-/// then untouched when [`advise_huge_pages`] asks for huge pages.
+/// allocator's natural alignment, so that `alloc_zeroed` can take fresh zero
+/// pages from the OS (`calloc`) instead of writing zeros over the whole
+/// table: a large table is then untouched when [`advise_huge_pages`] asks
+/// for huge pages.
 #[repr(C, align(16))]
 pub(crate) struct Block(pub(crate) [AtomicU64; 2]);
 

@@ -60,12 +60,6 @@ pub(crate) fn words_for(slots: u32, lanes: u32, buckets: u64) -> u64 {
     (buckets * u64::from(slots)).div_ceil(u64::from(lanes))
 }
 
-/// Bytes of table memory for `buckets` buckets of `slots` slots with `lanes`
-/// slots a word: the words, in whole 16-byte blocks (see [`Block`]).
-pub(crate) fn table_bytes_for(slots: u32, lanes: u32, buckets: u64) -> u64 {
-    words_for(slots, lanes, buckets).div_ceil(2) * 16
-}
-
 /// Whether a table can have `buckets` buckets: even (see
 /// [`Table::alternate`]), at least 2, at most [`MAX_BUCKETS`].
 pub(crate) fn valid_bucket_count(buckets: u64) -> bool {
@@ -138,14 +132,14 @@ impl<W: Width> Table<W> {
     /// `buckets` must be even and in `2..=MAX_BUCKETS` (the builder checks).
     pub(crate) fn new(buckets: u64) -> Result<Self, AllocError> {
         debug_assert!(valid_bucket_count(buckets));
-        let blocks = usize::try_from(Self::words_for(buckets).div_ceil(2))
-            .map_err(|_| Self::alloc_error(buckets))?;
+        let blocks =
+            usize::try_from(Self::blocks_for(buckets)).map_err(|_| Self::alloc_error(buckets))?;
         let blocks = zeroed_blocks(blocks).ok_or_else(|| Self::alloc_error(buckets))?;
         Ok(Self::with_blocks(blocks, buckets))
     }
 
-    /// A table of `buckets` buckets over `blocks` (enough for
-    /// [`Self::words_for`] words); its count is 0.
+    /// A table of `buckets` buckets over `blocks` ([`Self::blocks_for`] of
+    /// them); its count is 0.
     fn with_blocks(blocks: Box<[Block]>, buckets: u64) -> Self {
         let relocations = RelocationCounters::new(buckets);
         Self {
@@ -164,10 +158,15 @@ impl<W: Width> Table<W> {
         words_for(W::SLOTS, W::LANES, buckets)
     }
 
+    /// Blocks (see [`Block`]) that hold the words of `buckets` buckets.
+    pub(crate) fn blocks_for(buckets: u64) -> u64 {
+        Self::words_for(buckets).div_ceil(2)
+    }
+
     /// The error for a table of `buckets` buckets that cannot be allocated.
     pub(crate) fn alloc_error(buckets: u64) -> AllocError {
         AllocError {
-            bytes: table_bytes_for(W::SLOTS, W::LANES, buckets),
+            bytes: Self::blocks_for(buckets) * 16,
         }
     }
 
@@ -259,11 +258,12 @@ impl<W: Width> Table<W> {
             // (bucket `b` is half `b % 2` of word `b / 2`), which is how the
             // content methods tell the half.
             let first = bucket / 2;
-            let lane = (bucket % 2) as u32 * W::SLOTS;
+            let half = (bucket % 2) as u32;
             let mask = if W::SORTED {
-                fpr::half_mask(lane / W::SLOTS)
+                fpr::half_mask(half)
             } else {
-                W::HIGH & (((1u64 << (W::SLOTS * W::BITS)) - 1) << (lane * W::BITS))
+                let bucket_bits = W::SLOTS * W::BITS;
+                W::HIGH & (((1u64 << bucket_bits) - 1) << (half * bucket_bits))
             };
             Locus {
                 first,
