@@ -133,7 +133,7 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// Any byte string gives a filter or a [`DecodeError`] that says what is
     /// wrong, never a panic; memory is allocated only once the input's length
     /// is known to match its header: at most 1.5 times that length (the table
-    /// and its relocation stripes) plus about 2.2 KB (docs/FORMAT.md).
+    /// and the counters beside it) plus about 2.2 KB (docs/FORMAT.md).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, DefaultHashBuilder};
@@ -163,7 +163,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// Any byte string gives a filter or a [`DecodeError`] that says what is
     /// wrong, never a panic; memory is allocated only once the input's length
     /// is known to match its header: at most 1.5 times that length (the table
-    /// and its relocation stripes) plus about 2.2 KB (docs/FORMAT.md). The
+    /// and the counters beside it) plus about 2.2 KB (docs/FORMAT.md). The
     /// restored filter answers every query as the saved one did.
     ///
     /// ```

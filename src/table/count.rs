@@ -5,22 +5,40 @@
 use crate::sync::{AtomicIsize, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 
-/// Shards that each belong to one thread at a time, which changes its shard
-/// by a plain load and store (no `lock`ed instruction on x86). Under loom
-/// every thread uses the shared shards: loom's threads are not the operating
+/// Owned-shard indices of the process: the threads, at most, that count
+/// without an atomic read-modify-write (one bit each of [`ShardSlots`]'s
+/// word). A shard belongs to one thread at a time, which changes it by a
+/// plain load and store (no `lock`ed instruction on x86). Under loom every
+/// thread uses the shared shards: loom's threads are not the operating
 /// system's, so a thread-local slot would not tell them apart. (The hand-over
 /// of an owned shard from one thread to the next, [`ShardSlots`], has a loom
 /// model of its own: loom-tests/tests/count.rs.)
 const OWNED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
     0
 } else {
+    usize::BITS as usize
+};
+
+/// Owned shards of a small table: with [`SHARED`], 16 padded shards (2 KiB).
+/// A table of `b` buckets gets `b /` [`BUCKETS_PER_OWNED`] of them, at
+/// least this many and at most [`OWNED`] (8 KiB, from a million slots at 16
+/// bits); a thread whose index is past a table's owned shards counts into
+/// its shared ones. Big tables get them all because the threads without
+/// one all update the few shared shards, whose lines then move between
+/// cores on every update: on 16 cores that made removes on a big table
+/// slower at 12 and 16 threads than at 8.
+const MIN_OWNED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
+    0
+} else {
     12
 };
 
-/// Shards for threads that hold no owned shard, changed by atomic
-/// read-modify-writes, spread by the item's first bucket. With [`OWNED`],
-/// 16 padded shards (2 KiB), as many as before the owned ones existed, so a
-/// table's fixed overhead is unchanged.
+/// Buckets per owned shard past [`MIN_OWNED`]: a 128-byte shard per 16 KiB
+/// (8-bit) to 64 KiB (32-bit) of words, under 1 % of them.
+const BUCKETS_PER_OWNED: u64 = 4096;
+
+/// Shards for threads that hold no owned shard of the table, changed by
+/// atomic read-modify-writes, spread by the item's first bucket.
 const SHARED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
     1
 } else {
@@ -29,9 +47,10 @@ const SHARED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
 
 /// Successful inserts minus successful removes, spread over padded shards.
 ///
-/// Up to [`OWNED`] live threads of the process hold an owned shard each, the
-/// same index in every table: while thread `t` holds index `k`, it alone
-/// writes owned shard `k`, so its update is a load and a store. A thread
+/// Up to [`OWNED`] live threads of the process hold an owned-shard index
+/// each, the same in every table: while thread `t` holds index `k`, it alone
+/// writes owned shard `k` of each table that has one (the table's size sets
+/// how many it has: [`owned_shards`]), so its update is a load and a store. A thread
 /// takes an index when it first counts, from the process's [`ShardSlots`],
 /// and hands it back when it exits; the next thread to take it continues the
 /// shard's count (see [`ShardSlots`] for why it sees the count it
@@ -117,6 +136,12 @@ impl ShardSlots {
     }
 }
 
+/// Owned shards of a table of `buckets` buckets (see [`MIN_OWNED`]).
+fn owned_shards(buckets: u64) -> usize {
+    let wanted = usize::try_from(buckets / BUCKETS_PER_OWNED).unwrap_or(usize::MAX);
+    wanted.clamp(MIN_OWNED, OWNED)
+}
+
 /// The bitmap with indices `0..n` free.
 const fn all_free(n: usize) -> usize {
     if n >= usize::BITS as usize {
@@ -200,14 +225,16 @@ mod holder {
 }
 
 impl ItemCount {
-    pub(crate) fn new() -> Self {
+    /// The count of a table of `buckets` buckets, with [`owned_shards`] of
+    /// them owned shards.
+    pub(crate) fn new(buckets: u64) -> Self {
         let shards = |n| {
             (0..n)
                 .map(|_| CachePadded::new(AtomicIsize::new(0)))
                 .collect()
         };
         Self {
-            owned: shards(OWNED),
+            owned: shards(owned_shards(buckets)),
             shared: shards(SHARED),
         }
     }
@@ -224,11 +251,10 @@ impl ItemCount {
     // Under loom there is one shared shard, and `% SHARED` is `% 1`.
     #[cfg_attr(lockfree_cuckoo_filter_loom, allow(clippy::modulo_one))]
     fn change_as(&self, slot: Option<usize>, key: u64, delta: isize) {
-        match slot {
-            Some(slot) => {
+        match slot.and_then(|k| self.owned.get(k)) {
+            Some(shard) => {
                 // This thread is the shard's only writer (see the type's
                 // documentation): no update can fall between the two.
-                let shard = &self.owned[slot];
                 shard.store(
                     shard.load(Ordering::Relaxed).wrapping_add(delta),
                     Ordering::Relaxed,
@@ -304,7 +330,7 @@ mod tests {
 
     #[test]
     fn counts_across_shards_and_clamps_mid_flight() {
-        let c = ItemCount::new();
+        let c = ItemCount::new(2);
         for key in 0..100 {
             c.increment(key);
         }
@@ -313,7 +339,7 @@ mod tests {
         }
         assert_eq!(c.get(), 60);
         // A remove counted before its insert: one shard negative, sum clamped.
-        let d = ItemCount::new();
+        let d = ItemCount::new(2);
         d.decrement(3);
         assert_eq!(d.get(), 0);
         d.increment(3);
@@ -326,36 +352,43 @@ mod tests {
 
     #[test]
     fn owned_and_shared_shards_lose_no_count() {
-        // More threads than owned shards: thread `t` holds shard `t`, as if
-        // it had taken it, and those beyond hold none and share. All start
-        // together, so that two writers of one shard (the bug this catches)
-        // would overlap and lose counts. (The indices are given here, not
-        // taken from the process's, which other tests' threads hold some of:
-        // this test is of the shards, `threads_that_come_and_go_lose_no_count`
-        // of the taking. Giving every thread shard 0, the bug, loses counts
-        // and fails the sum.)
-        let c = ItemCount::new();
-        let threads = 2 * OWNED + 3;
-        let rounds = 100_000;
+        // More threads than owned-shard indices: thread `t` holds index `t`,
+        // as if it had taken it, and those beyond hold none and share; each
+        // counts into a small table's count (indices past its owned shards
+        // share too) and a big one's. All start together, so that two
+        // writers of one shard (the bug this catches) would overlap and lose
+        // counts. (The indices are given here, not taken from the process's,
+        // which other tests' threads hold some of: this test is of the
+        // shards, `threads_that_come_and_go_lose_no_count` of the taking.
+        // Giving every thread shard 0, the bug, loses counts and fails the
+        // sum.)
+        let small = ItemCount::new(2);
+        let big = ItemCount::new(u64::MAX);
+        assert_eq!((small.owned.len(), big.owned.len()), (MIN_OWNED, OWNED));
+        let threads = OWNED + 3;
+        let rounds = 50_000;
         let start = std::sync::Barrier::new(threads);
         std::thread::scope(|s| {
             for t in 0..threads as u64 {
-                let (c, start) = (&c, &start);
+                let (small, big, start) = (&small, &big, &start);
                 s.spawn(move || {
                     let slot = (t < OWNED as u64).then_some(t as usize);
                     start.wait();
-                    for key in 0..rounds {
-                        c.change_as(slot, key ^ t, 1);
-                        if key % 4 == 0 {
-                            c.change_as(slot, key, -1);
+                    for c in [small, big] {
+                        for key in 0..rounds {
+                            c.change_as(slot, key ^ t, 1);
+                            if key % 4 == 0 {
+                                c.change_as(slot, key, -1);
+                            }
                         }
+                        c.change_as(slot, t, 10);
+                        c.change_as(slot, t, -5);
                     }
-                    c.change_as(slot, t, 10);
-                    c.change_as(slot, t, -5);
                 });
             }
         });
-        assert_eq!(c.get(), threads * (rounds as usize * 3 / 4 + 5));
+        let expected = threads * (rounds as usize * 3 / 4 + 5);
+        assert_eq!((small.get(), big.get()), (expected, expected));
     }
 
     #[test]
@@ -365,7 +398,7 @@ mod tests {
         // exits), more threads per wave than indices: every index changes
         // hands many times, and a thread still writing a shard whose index
         // another had taken (the bug this catches) would lose counts.
-        let c = ItemCount::new();
+        let c = ItemCount::new(u64::MAX);
         let (waves, per_wave, rounds) = (20, OWNED + 4, 20_000u64);
         for wave in 0..waves {
             std::thread::scope(|s| {
@@ -383,6 +416,30 @@ mod tests {
             });
         }
         assert_eq!(c.get(), waves as usize * per_wave * rounds as usize * 3 / 4);
+    }
+
+    #[test]
+    fn big_tables_get_more_owned_shards() {
+        let owned = |buckets| ItemCount::new(buckets).owned.len();
+        assert_eq!(owned(0), MIN_OWNED);
+        assert_eq!(owned(13 * BUCKETS_PER_OWNED - 1), MIN_OWNED);
+        assert_eq!(owned(13 * BUCKETS_PER_OWNED), 13);
+        assert_eq!(owned(1 << 18), OWNED);
+        assert_eq!(owned(u64::MAX), OWNED);
+    }
+
+    #[test]
+    fn an_index_past_a_tables_owned_shards_counts_into_a_shared_one() {
+        let small = ItemCount::new(2);
+        let owned = |c: &ItemCount| c.owned.iter().map(|s| s.load(Ordering::Relaxed)).sum();
+        small.change_as(Some(MIN_OWNED), 7, 1);
+        small.change_as(Some(OWNED - 1), 7, 1);
+        assert_eq!((owned(&small), small.get()), (0, 2));
+        small.change_as(Some(MIN_OWNED - 1), 7, 1);
+        assert_eq!(small.owned[MIN_OWNED - 1].load(Ordering::Relaxed), 1);
+        let big = ItemCount::new(u64::MAX);
+        big.change_as(Some(OWNED - 1), 7, 1);
+        assert_eq!(big.owned[OWNED - 1].load(Ordering::Relaxed), 1);
     }
 
     #[test]

@@ -148,7 +148,7 @@ impl<W: Width> Table<W> {
             front_shift: snapshot::chunk_shift::<W>(Self::words_for(buckets), relocations.len()),
             relocations,
             fronts: Fronts::new(),
-            count: ItemCount::new(),
+            count: ItemCount::new(buckets),
             width: PhantomData,
         }
     }

@@ -1,7 +1,8 @@
 //! What decoding allocates: the tables the input describes, no more bytes of
 //! table than the input holds; their relocation stripes, at most one padded
-//! counter per 64 buckets (at most half the table's bytes, at most 32 KiB);
-//! plus a fixed overhead per table: at most 1.5 × the input plus about 2.2 KB
+//! counter per 64 buckets (at most half the table's bytes, at most 32 KiB),
+//! and on tables of 53 248 buckets or more, more item-count shards (within
+//! that half); plus a fixed overhead per table: at most 1.5 × the input plus about 2.2 KB
 //! per table; and for a chain, the summary of its older tables, under 8 bytes
 //! per slot they hold. And a chain only of the shape growth produces (each
 //! table four or two times the one before, of the width the false-positive
@@ -23,8 +24,9 @@ fn a_decoded_table_costs_its_input_plus_a_fixed_overhead() {
     for bits in FingerprintBits::ALL {
         // 8256 and 16386 are just above 128 and 256 stripes' worth of
         // buckets: a stripe count rounded up there would cost up to twice
-        // what FORMAT.md states.
-        for buckets in [2u64, 64, 1 << 12, 8256, 16386] {
+        // what FORMAT.md states. From 53 248 buckets the item count has
+        // more shards (64 + 4 at 2^18).
+        for buckets in [2u64, 64, 1 << 12, 8256, 16386, 53_248, 1 << 18] {
             let f = test_hooks::with_buckets(
                 buckets,
                 bits,
