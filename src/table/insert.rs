@@ -101,11 +101,7 @@ impl<W: Width> Table<W> {
             if emptier_second { [b, a] } else { [a, b] };
         self.put_expecting(first, seen_first, pos.fp)
             || self.put_expecting(second, seen_second, pos.fp)
-            || path::insert(
-                self,
-                pos,
-                Some([a, b].map(|(i, w)| self.bucket_fingerprints(&w, i))),
-            )
+            || path::insert(self, pos, Some([a.1, b.1]))
     }
 
     /// Inserts an item at `pos`. On `Err` the table holds the same multiset of

@@ -12,7 +12,7 @@
 use std::cell::Cell;
 
 use super::front::View;
-use super::{Position, Reach, Table, MAX_SLOTS};
+use super::{BucketWords, Position, Reach, Table};
 use crate::fingerprint::Width;
 
 /// Most displacements in one path. Five reaches more than 95 % load with
@@ -34,16 +34,15 @@ const FRUITLESS_SEARCHES: u32 = 2;
 #[derive(Clone, Copy, Debug)]
 struct Node {
     bucket: u64,
+    /// The bucket's words as the search read them (zero until it did): its
+    /// expansion moves the fingerprints they hold.
+    words: BucketWords,
     /// The fingerprint that would move from the parent's bucket into this one.
     fp: u32,
     /// Index of the parent node (unused for roots).
     parent: u16,
     /// Displacements from the root: 0 for the item's own buckets.
     depth: u8,
-    /// The bucket's fingerprints as the search read them (when its level was
-    /// looked at): the ones its expansion moves. Its first `W::SLOTS` are
-    /// the bucket's slots, the rest unused.
-    held: [u32; MAX_SLOTS],
 }
 
 /// One displacement: a copy of `fp` moves from `src` to `dst` (by value, see
@@ -90,8 +89,8 @@ thread_local! {
 /// path; a path that fails midway (the table changed: another operation made
 /// progress) is searched again without counting as fruitless.
 ///
-/// `roots`: the fingerprints of the item's two buckets, as the caller read
-/// them, if it did; the first search starts from those instead of reading
+/// `roots`: the words of the item's two buckets, as the caller read them,
+/// if it did; the first search starts from those instead of reading
 /// the buckets again.
 pub(crate) fn insert<W: Width>(table: &Table<W>, pos: Position, roots: Option<Roots>) -> bool {
     let put = |root: u64| {
@@ -104,9 +103,9 @@ pub(crate) fn insert<W: Width>(table: &Table<W>, pos: Position, roots: Option<Ro
     insert_with(table, pos, roots, put) == Some(RootPut::Put)
 }
 
-/// The fingerprints of an item's two buckets (its first, then its second),
-/// as read before a search (see [`insert`]).
-pub(crate) type Roots = [[u32; MAX_SLOTS]; 2];
+/// The words of an item's two buckets (its first, then its second), as
+/// read before a search (see [`insert`]).
+pub(crate) type Roots = [BucketWords; 2];
 
 /// What the final put of a path did (see [`insert_with`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,8 +160,8 @@ pub(crate) fn insert_with<W: Width>(
 /// during a snapshot (a third fewer at 95 % load), but puts dozens of extra
 /// copies in each snapshot of a million items, against a handful.
 ///
-/// `roots`, if given, are the fingerprints of the two buckets of `pos` as
-/// the caller read them: the search takes them as its reads of those.
+/// `roots`, if given, are the words of the two buckets of `pos` as the
+/// caller read them: the search takes them as its reads of those.
 pub(crate) fn search<W: Width>(
     table: &Table<W>,
     pos: Position,
@@ -178,22 +177,26 @@ pub(crate) fn search<W: Width>(
 }
 
 /// Nodes the search keeps queued, requested from memory, ahead of the one
-/// it reads: enough to cover a miss to memory with the work of reading and
-/// expanding the nodes before it.
-const AHEAD: usize = 8;
+/// it reads, once past the roots' children (which are all queued at once):
+/// enough to cover a miss to memory with the work of reading and expanding
+/// the nodes before it, few enough that little of that work is thrown
+/// away when a search ends.
+const AHEAD: usize = 4;
 
 /// [`search`], its nodes kept in `nodes` (empty on entry).
 ///
 /// Breadth first, in one queue: nodes are read in the order they were
 /// queued, and a node is expanded (its alternates computed, checked
 /// against its ancestors, requested from memory and queued) only after it
-/// was read, and only while fewer than [`AHEAD`] nodes wait to be read. A
-/// search ends at the first bucket with a free slot, so the nodes queued
-/// beyond it are work thrown away: expanding lazily keeps those to a few,
-/// where expanding whole levels would queue two to three times the nodes
-/// read. The order of reads is that of a search that expands each node as
-/// it reads it, so the path found is the same; each bucket is read once, and
-/// expanded from the fingerprints that read saw.
+/// was read. The two roots are expanded as soon as both are read, so that
+/// the misses of all their children (most searches near full end among
+/// them) overlap; every later node only while fewer than [`AHEAD`] nodes
+/// wait to be read. A search ends at the first bucket with a free slot, so
+/// the nodes queued beyond it are work thrown away: expanding lazily keeps
+/// those to a few, where expanding whole levels would queue two to three
+/// times the nodes read. The order of reads is that of a search that
+/// expands each node as it reads it, so the path found is the same; each
+/// bucket is read once, and expanded from the words that read saw.
 ///
 /// Moves across a front in `fronts` are left out (see [`search`]).
 fn search_in<W: Width>(
@@ -204,30 +207,40 @@ fn search_in<W: Width>(
     nodes: &mut Vec<Node>,
 ) -> Option<Path> {
     debug_assert_ne!(pos.i1, pos.i2, "an item's buckets are distinct");
-    let held = roots.unwrap_or_default();
-    for (root, held) in [pos.i1, pos.i2].into_iter().zip(held) {
+    let read_roots = roots.unwrap_or_default();
+    for (root, words) in [pos.i1, pos.i2].into_iter().zip(read_roots) {
         nodes.push(Node {
             bucket: root,
+            words,
             fp: 0,
             parent: 0,
             depth: 0,
-            held,
         });
     }
-    let mut expanded = 0;
-    for read in 0.. {
-        // Queue children until `AHEAD` wait beyond this read; a node can be
-        // expanded once it was read.
-        while nodes.len() <= read + AHEAD && expanded < read {
+    // The roots first: read (unless the caller did), then both expanded at
+    // once, so that the misses of all their children start together.
+    for read in 0..2 {
+        let node = &mut nodes[read];
+        if roots.is_none() {
+            node.words = table.load_bucket(node.bucket);
+        }
+        if table.free_slots(&node.words, node.bucket) != 0 {
+            return Some(trace(nodes, read));
+        }
+    }
+    expand(table, fronts, nodes, 0);
+    expand(table, fronts, nodes, 1);
+    let mut expanded = 2;
+    for read in 2.. {
+        // Queue children while fewer than `AHEAD` wait beyond this read; a
+        // node can be expanded once it was read.
+        while nodes.len() < read + AHEAD && expanded < read {
             expand(table, fronts, nodes, expanded);
             expanded += 1;
         }
         let node = nodes.get_mut(read)?;
-        if read >= 2 || roots.is_none() {
-            let words = table.load_bucket(node.bucket);
-            node.held = table.bucket_fingerprints(&words, node.bucket);
-        }
-        if node.held[..W::SLOTS as usize].contains(&0) {
+        node.words = table.load_bucket(node.bucket);
+        if table.free_slots(&node.words, node.bucket) != 0 {
             return Some(trace(nodes, read));
         }
     }
@@ -240,27 +253,29 @@ fn search_in<W: Width>(
 /// front of `fronts`. A node at [`MAX_DEPTH`] has none, and none are queued
 /// past [`MAX_NODES`].
 fn expand<W: Width>(table: &Table<W>, fronts: &View, nodes: &mut Vec<Node>, head: usize) {
-    let node = nodes[head];
-    if node.depth == MAX_DEPTH {
+    let Node {
+        bucket,
+        words,
+        depth,
+        ..
+    } = nodes[head];
+    if depth == MAX_DEPTH {
         return;
     }
-    for &fp in &node.held[..W::SLOTS as usize] {
+    for &fp in &table.bucket_fingerprints(&words, bucket)[..W::SLOTS as usize] {
         if nodes.len() == MAX_NODES {
             return;
         }
-        let child = table.alternate(node.bucket, fp);
-        if child != node.bucket
-            && !on_path(nodes, head, child)
-            && table.view_allows(fronts, node.bucket, child)
-        {
+        let child = table.alternate(bucket, fp);
+        if !on_path(nodes, head, child) && table.view_allows(fronts, bucket, child) {
             // Read a few nodes later; start the miss now.
             table.prefetch_bucket(child, Reach::Next);
             nodes.push(Node {
                 bucket: child,
+                words: [0; 2],
                 fp,
                 parent: head as u16,
-                depth: node.depth + 1,
-                held: [0; MAX_SLOTS],
+                depth: depth + 1,
             });
         }
     }
@@ -370,21 +385,21 @@ mod tests {
                 fp: 0,
                 parent: 0,
                 depth: 0,
-                held: [0; MAX_SLOTS],
+                words: [0; 2],
             },
             Node {
                 bucket: 9,
                 fp: 1,
                 parent: 0,
                 depth: 1,
-                held: [0; MAX_SLOTS],
+                words: [0; 2],
             },
             Node {
                 bucket: 3,
                 fp: 2,
                 parent: 1,
                 depth: 2,
-                held: [0; MAX_SLOTS],
+                words: [0; 2],
             },
         ];
         assert!(on_path(&nodes, 2, 7));
