@@ -90,6 +90,59 @@ fn matches_in_either_agrees_with_each_word() {
     check_matches_in_either::<W21>();
 }
 
+/// [`any_lane_holds`] against each lane's value, on words with the
+/// fingerprint planted in some lanes, lanes of the fingerprint's neighbours
+/// (`fp ± 1`: after the XOR, the zero lanes and lanes of 1 above them, the
+/// short formula's borrow trap), and the bits above the lanes set or not.
+fn check_any_lane_holds<W: Width>() {
+    let mut next = crate::test_rng::xorshift(0x3c6e_f372_fe94_f82b);
+    let rounds = if cfg!(miri) { 100 } else { 20_000 };
+    for _ in 0..rounds {
+        let fp = (next() % W::MAX) as u32 + 1;
+        let mut words = [next() & W::USED, next() & W::USED, next(), next() & W::USED];
+        for _ in 0..next() % 6 {
+            let (k, lane) = ((next() % 4) as usize, (next() % u64::from(W::LANES)) as u32);
+            let v = match next() % 3 {
+                0 => fp,
+                1 => fp ^ 1,
+                _ => (fp + 1) & W::MAX as u32,
+            };
+            words[k] = with_lane::<W>(without_lane::<W>(words[k], lane), lane, v);
+        }
+        let holds = |ws: &[u64]| {
+            ws.iter()
+                .any(|&w| (0..W::LANES).any(|l| lane_value::<W>(w, l) == fp))
+        };
+        let [a, b, ..] = words;
+        assert_eq!(
+            any_lane_holds::<W, 2>([a, b], fp) == 1,
+            holds(&[a, b]),
+            "{words:x?} {fp:#x}"
+        );
+        assert_eq!(
+            any_lane_holds::<W, 4>(words, fp) == 1,
+            holds(&words),
+            "{words:x?} {fp:#x}"
+        );
+        assert!(any_lane_holds::<W, 4>(words, fp) <= 1);
+    }
+}
+
+#[test]
+fn any_lane_holds_is_exact_for_whole_words() {
+    check_any_lane_holds::<W10>();
+    check_any_lane_holds::<W12>();
+    check_any_lane_holds::<W21>();
+    // The borrow trap: fp in the low lane, fp ^ 1 (a lane of 1 after the
+    // XOR) above it, and fp nowhere else is still one match; fp ^ 1 alone
+    // is none.
+    let fp = 0x155;
+    let trap = broadcast::<W12>(fp ^ 1) & W12::USED;
+    assert_eq!(any_lane_holds::<W12, 2>([trap, trap], fp), 0);
+    let planted = with_lane::<W12>(without_lane::<W12>(trap, 0), 0, fp);
+    assert_eq!(any_lane_holds::<W12, 2>([planted, trap], fp), 1);
+}
+
 #[test]
 fn zero_lanes_is_exact() {
     check_zero_lanes::<W8>();
