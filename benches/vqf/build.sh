@@ -10,7 +10,9 @@
 # The library holds three builds of src/vqf_filter.c (8-bit remainders, the
 # default TAG_BITS), each compiled with g++ (the file is C++ despite its name,
 # as VQF's own Makefile compiles it) at -O3 -march=native, AVX-512 where the
-# CPU has it:
+# CPU has it. VQF_MARCH=x86-64-v4 makes a library that runs on any CPU with
+# AVX-512 (F, BW, CD, DQ, VL) and VBMI, which VQF's shuffles need, to carry
+# to another machine:
 #
 #   vqf_*      the plain build (not thread-safe);
 #   vqf_mt_*   the thread-safe build as published (-DENABLE_THREADS): inserts
@@ -35,7 +37,11 @@ mkdir -p "$2/obj"
 out=$(cd "$2" && pwd)
 obj=$out/obj
 CXX=${CXX:-g++}
-flags="-x c++ -std=gnu++11 -O3 -march=native -fPIC -fno-exceptions -fno-rtti -w -I$src/include"
+march=${VQF_MARCH:-native}
+if [ "$march" != native ]; then
+	march="$march -mavx512vbmi"
+fi
+flags="-x c++ -std=gnu++11 -O3 -march=$march -fPIC -fno-exceptions -fno-rtti -w -I$src/include"
 
 # The removes-locked variant: vqf_remove's last line, which looks in the
 # primary block and then the alternate one without a lock, done under the
