@@ -189,7 +189,7 @@ const AHEAD: usize = 4;
 /// queued, and a node is expanded (its alternates computed, checked
 /// against its ancestors, requested from memory and queued) only after it
 /// was read. The two roots are expanded as soon as both are read, so that
-/// the misses of all their children (most searches near full end among
+/// the misses of all their children (many searches near full end among
 /// them) overlap; every later node only while fewer than [`AHEAD`] nodes
 /// wait to be read. A search ends at the first bucket with a free slot, so
 /// the nodes queued beyond it are work thrown away: expanding lazily keeps
