@@ -280,8 +280,8 @@ fn base_buckets(capacity: u128, slots: u32) -> u128 {
 /// The capacity in items of a table of `buckets` buckets of `bits`' layout:
 /// the largest `n` for which [`buckets_for`]`(n, bits)` is at most
 /// `buckets`, so at least the capacity a table of this size was built for,
-/// and what `with_capacity` promises for a table of this size. (Saturates at `usize::MAX` where `usize`
-/// is narrower than the answer.)
+/// and what `with_capacity` promises for a table of this size. (Saturates
+/// at `usize::MAX` where `usize` is narrower than the answer.)
 pub(crate) fn capacity_for(buckets: u64, bits: FingerprintBits) -> usize {
     // The largest base with `base + slack(base) <= buckets` (the rounding to
     // even cannot push an even `buckets` over): the sum is increasing in base.

@@ -20,8 +20,8 @@ mod tests;
 
 use crate::semisorted;
 pub(crate) use lanes::{
-    any_lane_holds, broadcast, first_lane, lane_value, matches_in_either, matches_in_halves,
-    with_lane, without_lane, zero_lanes,
+    broadcast, first_lane, lane_value, matches_in_either, matches_in_halves, with_lane,
+    without_lane, zero_lanes,
 };
 
 /// The most slots a bucket has (at 10 and 21 bits): the size of the

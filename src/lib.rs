@@ -196,9 +196,9 @@
 //! about half their false positives, for slower lookups; `cargo run --release
 //! --example rates` measures each choice. No bucket crosses a word
 //! boundary, so a plain layout's lookup compares whole words: 8, 10 and 12
-//! bits run at about 0.8 to 1.8 times 16-bit's rate, 21 and 32 bits (two
-//! words a bucket) at 0.6 to 0.95; the semi-sorted ones, which decode a
-//! bucket first, at 0.55 to 0.85 (see BENCHMARKS.md, Layouts).
+//! bits look up at about 0.8 to 1.4 times 16-bit's rate, 21 and 32 bits
+//! (two words a bucket) at 0.65 to 0.9; the semi-sorted ones, which decode
+//! a bucket first, at 0.5 to 0.8 (see BENCHMARKS.md, Layouts).
 //!
 //! ```
 //! use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, DEFAULT_SEED};

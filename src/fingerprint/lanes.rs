@@ -20,9 +20,9 @@ pub(crate) fn zero_lanes<W: Width>(x: u64) -> u64 {
     !(((x & low_bits).wrapping_add(low_bits)) | x | low_bits)
 }
 
-/// 1 if some lane of `words` holds `fp`, else 0: a lookup's question for
-/// buckets that fill whole words, every lane a slot of theirs (10, 12 and
-/// 21 bits), where no lane needs to be singled out.
+/// 1 if some lane of `words` holds `fp`, else 0: [`matches_in_either`]
+/// where every lane of both words is asked about (buckets of 10, 12 and 21
+/// bits fill whole words), so that no lane needs to be singled out.
 ///
 /// The short zero-lane test, `(x - LOW) & !x & HIGH` on `x = word ^ fp`
 /// in every lane, flags each lane equal to `fp`; its borrow can also flag
@@ -33,7 +33,7 @@ pub(crate) fn zero_lanes<W: Width>(x: u64) -> u64 {
 /// never flagged (they are outside `HIGH`), whatever they hold. Four
 /// instructions a word, against seven for the exact [`zero_lanes`].
 #[inline(always)]
-pub(crate) fn any_lane_holds<W: Width, const N: usize>(words: [u64; N], fp: u32) -> u32 {
+pub(crate) fn any_lane_holds<W: Width>(words: [u64; 2], fp: u32) -> u32 {
     let pattern = broadcast::<W>(fp);
     let flags = words.iter().fold(0, |flags, &word| {
         let x = word ^ pattern;
@@ -52,9 +52,10 @@ pub(crate) fn any_lane_holds<W: Width, const N: usize>(words: [u64; N], fp: u32)
 /// For 8, 16 and 32-bit lanes on x86-64, one SSE2 comparison of both words'
 /// lanes with `fp` ([`equal_bytes`]), ANDed with the byte mask of the lanes
 /// asked about. The same question by [`Width::holds_in`] on each word, the
-/// zero-lane trick, takes about twice the instructions. Semi-sorted words and
-/// lanes that are not bytes, halves or whole 32-bit words take the per-word
-/// way (and give 0 or 1).
+/// zero-lane trick, takes about twice the instructions. Other lanes asked
+/// about whole ([`any_lane_holds`]) take the short zero-lane test over both
+/// words; semi-sorted words and partial masks the per-word way (and give 0
+/// or 1).
 #[inline(always)]
 pub(crate) fn matches_in_either<W: Width>(words: [u64; 2], masks: [u64; 2], fp: u32) -> u32 {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
@@ -75,6 +76,10 @@ pub(crate) fn matches_in_either<W: Width>(words: [u64; 2], masks: [u64; 2], fp: 
         // intrinsics compute on values in registers and touch no memory.
         let asked = unsafe { _mm_movemask_epi8(_mm_set_epi64x(m1, m0)) };
         return equal & asked as u32;
+    }
+    if !W::SORTED && masks == [W::HIGH; 2] {
+        // Every lane of both words asked about: whether, not which.
+        return any_lane_holds::<W>(words, fp);
     }
     u32::from(W::holds_in(words[0], masks[0], fp) | W::holds_in(words[1], masks[1], fp))
 }

@@ -25,8 +25,8 @@ const OWNED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
 /// bits); a thread whose index is past a table's owned shards counts into
 /// its shared ones. Big tables get them all because the threads without
 /// one all update the few shared shards, whose lines then move between
-/// cores on every update: on 16 cores that made removes on a big table
-/// slower at 12 and 16 threads than at 8.
+/// cores on every update: on 16 cores, with 12 owned shards, removes on a
+/// big table run slower at 12 and 16 threads than at 8.
 const MIN_OWNED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
     0
 } else {
@@ -50,14 +50,13 @@ const SHARED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
 /// Up to [`OWNED`] live threads of the process hold an owned-shard index
 /// each, the same in every table: while thread `t` holds index `k`, it alone
 /// writes owned shard `k` of each table that has one (the table's size sets
-/// how many it has: [`owned_shards`]), so its update is a load and a store. A thread
-/// takes an index when it first counts, from the process's [`ShardSlots`],
-/// and hands it back when it exits; the next thread to take it continues the
-/// shard's count (see [`ShardSlots`] for why it sees the count it
-/// continues). A thread
-/// that finds no index free counts into a shared shard chosen by the item's
-/// first bucket, by `fetch_add`, and tries again for an index on its next
-/// count. A count is never lost: each owned shard has one writer at a time,
+/// how many it has: [`owned_shards`]), so its update is a load and a store.
+/// A thread takes an index when it first counts, from the process's
+/// [`ShardSlots`], and hands it back when it exits; the next thread to take
+/// it continues the shard's count (see [`ShardSlots`] for why it sees the
+/// count it continues). A thread that finds no index free counts into a
+/// shared shard chosen by the item's first bucket, by `fetch_add`, and
+/// tries again for an index on its next count. A count is never lost: each owned shard has one writer at a time,
 /// and the shared ones are only changed atomically.
 ///
 /// Relaxed: the count is exact once no operation is in flight, because

@@ -359,15 +359,6 @@ impl<W: Width> Table<W> {
             debug_assert_ne!(a % 2, b % 2, "the buckets of a pair are of opposite halves");
             return fpr::matches_in_halves::<W>([wa[0], wb[0]], a, fp);
         }
-        if !W::SORTED && !matches!(W::BITS, 8 | 16 | 32) {
-            // Buckets of whole words (10, 12 and 21 bits): every lane of
-            // the words asked about, so all of them at once.
-            return if W::WORDS_PER_BUCKET == 1 {
-                fpr::any_lane_holds::<W, 2>([wa[0], wb[0]], fp)
-            } else {
-                fpr::any_lane_holds::<W, 4>([wa[0], wa[1], wb[0], wb[1]], fp)
-            };
-        }
         let (ma, mb) = (self.locus(a).mask, self.locus(b).mask);
         if W::WORDS_PER_BUCKET == 1 {
             fpr::matches_in_either::<W>([wa[0], wb[0]], [ma[0], mb[0]], fp)
