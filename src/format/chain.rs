@@ -242,7 +242,7 @@ fn read_chain<S, R: Read>(
         // The running checksum goes on over the table, whose own checksum
         // `read_table` takes from the same reader.
         let before = src.take_crc();
-        let table = read_table(src, |id, seed| match resolve.take() {
+        let table = read_table(src, Some(version), |id, seed| match resolve.take() {
             Some(resolve) => {
                 identity = (id, seed);
                 resolve(id, seed).map(Some)

@@ -184,7 +184,7 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read_from_with_hasher<R: Read>(reader: R, hasher: S) -> Result<Self, ReadError> {
-        read_table(&mut Source::new(reader), |id, seed| {
+        read_table(&mut Source::new(reader), None, |id, seed| {
             exactly(hasher, id, seed)
         })
     }
@@ -205,6 +205,6 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read_from<R: Read>(reader: R) -> Result<Self, ReadError> {
-        read_table(&mut Source::new(reader), default_with_seed)
+        read_table(&mut Source::new(reader), None, default_with_seed)
     }
 }

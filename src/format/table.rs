@@ -557,10 +557,13 @@ const MOVED_PIECE: u64 = 1 << 13;
 /// Reads one table's encoding from `src` (its first byte next), checking it
 /// as [`decode`] does, in the same order: layout, length (the input ending
 /// early), checksum, flags, hasher, contents. The hasher comes from the
-/// recorded identity by `hasher`. Memory is taken as the words arrive (see
+/// recorded identity by `hasher`. A table of a growable filter's chain must
+/// be of the chain's format `version` (`InvalidChain` otherwise, before
+/// anything is allocated). Memory is taken as the words arrive (see
 /// `Table::from_pieces`), and as the moved entries arrive.
 pub(super) fn read_table<S, R: std::io::Read>(
     src: &mut Source<R>,
+    version: Option<u16>,
     hasher: impl FnOnce(u64, u64) -> Result<S, DecodeError>,
 ) -> Result<CuckooFilter<S>, ReadError> {
     let start = src.position();
@@ -571,6 +574,12 @@ pub(super) fn read_table<S, R: std::io::Read>(
         start + (HEADER_LEN + CHECKSUM_LEN) as u64,
     )?;
     let h = check_header(&head)?;
+    if version.is_some_and(|v| v != h.version) {
+        return Err(DecodeError::InvalidChain {
+            reason: "a table's format version is not its chain's",
+        }
+        .into());
+    }
     let mut expected = start + encoded_len_of(&h, 0);
     with_width!(h.bits, W, wrap => {
         let (table, found, fault) = read_words::<W, R>(src, &h, expected)?;
