@@ -15,6 +15,8 @@
 //! * [`persist`]: the save file, its lock, saves and the load at start.
 //! * [`config`]: the options, as redis-server takes them.
 
+#![warn(missing_docs)]
+
 pub mod cmd;
 pub mod config;
 pub mod connection;

@@ -28,7 +28,7 @@ const CHUNK: usize = 8 << 20;
 /// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]
 /// [ERROR_RATE r]`.
 pub fn reserve(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
-    if args.len() % 2 == 0 {
+    if args.len().is_multiple_of(2) {
         return reply.error("ERR wrong number of arguments for 'cf.reserve' command");
     }
     let Some(capacity) = int(args.get(2)) else {
