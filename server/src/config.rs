@@ -79,6 +79,7 @@ Options, as redis-server names them (defaults in brackets):
   --maxclients N            connections at once [10000]
   --proto-max-bulk-len BYTES  the longest argument [512mb]
   --max-multibulk-len N     the most arguments in a request [1048576]
+  --client-query-buffer-limit BYTES  the longest request [1gb]
   --cf-error-rate RATE      false-positive rate of filters created without
                             ERROR_RATE [0.01]
   --threads N               worker threads [one per core]
@@ -222,6 +223,10 @@ impl Config {
             }
             "proto-max-bulk-len" => {
                 self.limits.max_bulk =
+                    parse_bytes(one()?).ok_or_else(|| bad(one().unwrap_or("")))?
+            }
+            "client-query-buffer-limit" => {
+                self.limits.max_request =
                     parse_bytes(one()?).ok_or_else(|| bad(one().unwrap_or("")))?
             }
             "max-multibulk-len" => {

@@ -112,11 +112,11 @@ impl Connection {
                 self.input.advance(at);
                 self.flush().await?;
             }
-            if need > self.input.len() {
-                self.input.reserve(need - self.input.len());
-            }
+            // Room for the next read: the buffer grows with what arrives, never
+            // to a size a header announced before its bytes came.
             if self.input.capacity() == self.input.len() {
-                self.input.reserve(16 * 1024);
+                let missing = need.saturating_sub(self.input.len());
+                self.input.reserve(missing.clamp(16 * 1024, 1 << 20));
             }
             if self.stream.read_buf(&mut self.input).await? == 0 {
                 return Ok(End::Closed);

@@ -26,6 +26,9 @@ pub struct Limits {
     /// The longest argument, in bytes (Redis's `proto-max-bulk-len`,
     /// 512 MB by default).
     pub max_bulk: usize,
+    /// The longest request, in bytes (Redis's `client-query-buffer-limit`,
+    /// 1 GB by default).
+    pub max_request: usize,
 }
 
 impl Default for Limits {
@@ -33,6 +36,7 @@ impl Default for Limits {
         Limits {
             max_args: 1 << 20,
             max_bulk: 512 << 20,
+            max_request: 1 << 30,
         }
     }
 }
@@ -136,6 +140,9 @@ fn parse_array(buf: &[u8], limits: &Limits, spans: &mut Vec<Range<usize>>) -> Pa
         };
         let start = end + 2;
         let need = start + len + 2;
+        if need > limits.max_request {
+            return Parsed::Error("Protocol error: request over the query buffer limit".into());
+        }
         if buf.len() < need {
             return Parsed::Incomplete { need };
         }
@@ -399,6 +406,7 @@ mod tests {
         let limits = Limits {
             max_args: 3,
             max_bulk: 10,
+            max_request: 40,
         };
         let mut spans = Vec::new();
         assert!(matches!(

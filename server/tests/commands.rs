@@ -606,6 +606,15 @@ fn memory_limit() {
     let _: i64 = q!(con, "DEL", "fits");
     let ok: String = q!(con, "CF.RESERVE", "second", "1000000");
     assert_eq!(ok, "OK", "a deleted filter frees its share");
+    // A dump whose first chunk announces more than the limit leaves.
+    let huge = (1u64 << 40).to_le_bytes();
+    let e = cmd("CF.LOADCHUNK")
+        .arg("dump")
+        .arg(8)
+        .arg(&huge[..])
+        .query::<Value>(con)
+        .unwrap_err();
+    assert!(error_text(&e).starts_with("ERR Insufficient memory"), "{e}");
     let e = err(con, &["CF.RESERVE", "neg", "-5"]);
     assert_eq!(e, "Capacity must be at least (BucketSize * 2)");
 }

@@ -62,9 +62,27 @@ fn malformed_frames_close_the_connection_with_an_error() {
     let dir = TempDir::new("malformed");
     let server = Server::start(
         dir.path(),
-        &["--proto-max-bulk-len", "1kb", "--max-multibulk-len", "16"],
+        &[
+            "--proto-max-bulk-len",
+            "1kb",
+            "--max-multibulk-len",
+            "16",
+            "--client-query-buffer-limit",
+            "1500",
+        ],
     );
+    // Arguments within their limit, but a request over its own.
+    let over = [
+        &b"*3\r\n$4\r\nECHO\r\n$1000\r\n"[..],
+        &[b'a'; 1000],
+        b"\r\n$1000\r\n",
+    ]
+    .concat();
     let cases: &[(&[u8], &str)] = &[
+        (
+            &over,
+            "-ERR Protocol error: request over the query buffer limit\r\n",
+        ),
         (
             b"*1\r\n$x\r\n",
             "-ERR Protocol error: invalid bulk length\r\n",

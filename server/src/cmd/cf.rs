@@ -418,6 +418,12 @@ pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
         }
         loads.insert(key.to_vec(), Vec::new());
     }
+    // The other dumps being loaded count against the memory limit too.
+    let others: usize = loads
+        .iter()
+        .filter(|(k, _)| k.as_slice() != key)
+        .map(|(_, v)| v.len())
+        .sum();
     let Some(pending) = loads.get_mut(key) else {
         return reply.error("ERR not found");
     };
@@ -438,10 +444,10 @@ pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
             loads.remove(key);
             return reply.error("Couldn't load chunk! more bytes than the dump's length");
         }
-        if let Err(e) = shared
-            .db
-            .check_memory(usize::try_from(total).unwrap_or(usize::MAX))
-        {
+        let wanted = usize::try_from(total)
+            .unwrap_or(usize::MAX)
+            .saturating_add(others);
+        if let Err(e) = shared.db.check_memory(wanted) {
             loads.remove(key);
             return reply.error(&e.to_string());
         }

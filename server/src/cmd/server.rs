@@ -83,6 +83,10 @@ fn parameters(shared: &Shared) -> Vec<(&'static str, String)> {
         ("maxclients", c.maxclients.to_string()),
         ("proto-max-bulk-len", c.limits.max_bulk.to_string()),
         ("max-multibulk-len", c.limits.max_args.to_string()),
+        (
+            "client-query-buffer-limit",
+            c.limits.max_request.to_string(),
+        ),
         ("cf-error-rate", c.error_rate.to_string()),
     ]
 }
