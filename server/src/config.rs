@@ -173,9 +173,20 @@ impl Config {
             }
         };
         let bad = |v: &str| format!("--{name} {v:?}: not a valid value");
+        let positive = || -> Result<usize, String> {
+            let v = one()?;
+            v.parse().ok().filter(|&n| n > 0).ok_or_else(|| bad(v))
+        };
+        let bytes = || -> Result<usize, String> {
+            let v = one()?;
+            parse_bytes(v).ok_or_else(|| bad(v))
+        };
         match name {
             "help" | "h" => return Err(USAGE.to_string()),
-            "port" => self.port = one()?.parse().map_err(|_| bad(one().unwrap_or("")))?,
+            "port" => {
+                let v = one()?;
+                self.port = v.parse().map_err(|_| bad(v))?;
+            }
             "bind" if !values.is_empty() => {
                 self.bind = values
                     .iter()
@@ -211,45 +222,20 @@ impl Config {
                     Some(Duration::from_secs_f64(shortest))
                 };
             }
-            "maxmemory" => {
-                self.maxmemory = parse_bytes(one()?).ok_or_else(|| bad(one().unwrap_or("")))?
-            }
-            "maxclients" => {
-                self.maxclients = one()?
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| bad(one().unwrap_or("")))?
-            }
-            "proto-max-bulk-len" => {
-                self.limits.max_bulk =
-                    parse_bytes(one()?).ok_or_else(|| bad(one().unwrap_or("")))?
-            }
-            "client-query-buffer-limit" => {
-                self.limits.max_request =
-                    parse_bytes(one()?).ok_or_else(|| bad(one().unwrap_or("")))?
-            }
-            "max-multibulk-len" => {
-                self.limits.max_args = one()?
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| bad(one().unwrap_or("")))?
-            }
+            "maxmemory" => self.maxmemory = bytes()?,
+            "maxclients" => self.maxclients = positive()?,
+            "proto-max-bulk-len" => self.limits.max_bulk = bytes()?,
+            "client-query-buffer-limit" => self.limits.max_request = bytes()?,
+            "max-multibulk-len" => self.limits.max_args = positive()?,
             "cf-error-rate" => {
-                self.error_rate = one()?
+                let v = one()?;
+                self.error_rate = v
                     .parse()
                     .ok()
                     .filter(|r: &f64| *r > 0.0 && *r < 1.0)
-                    .ok_or_else(|| bad(one().unwrap_or("")))?
+                    .ok_or_else(|| bad(v))?;
             }
-            "threads" => {
-                self.threads = one()?
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| bad(one().unwrap_or("")))?
-            }
+            "threads" => self.threads = positive()?,
             "daemonize" if values.iter().any(|v| v.eq_ignore_ascii_case("yes")) => {
                 return Err("--daemonize yes is not supported: run it under a supervisor".into())
             }

@@ -53,44 +53,50 @@ fn cf_commands_resp2() {
 
     let ok: String = q!(con, "CF.RESERVE", "f", "1000");
     assert_eq!(ok, "OK");
-    assert_eq!(err(con, &["CF.RESERVE", "f", "1000"]), "ERR item exists");
-    assert_eq!(err(con, &["CF.RESERVE", "g", "x"]), "Bad capacity");
-    assert_eq!(
-        err(con, &["CF.RESERVE", "g", "3"]),
-        "Capacity must be at least (BucketSize * 2)"
-    );
-    assert_eq!(
-        err(con, &["CF.RESERVE", "g", "100", "BUCKETSIZE"]),
-        "ERR wrong number of arguments for 'cf.reserve' command"
-    );
-    assert_eq!(
-        err(con, &["CF.RESERVE", "g", "100", "BUCKETSIZE", "x"]),
-        "Couldn't parse BUCKETSIZE"
-    );
-    assert_eq!(
-        err(con, &["CF.RESERVE", "g", "100", "BUCKETSIZE", "256"]),
-        "BUCKETSIZE: value must be an integer between 1 and 255, inclusive."
-    );
-    assert_eq!(
-        err(con, &["CF.RESERVE", "g", "100", "MAXITERATIONS", "0"]),
-        "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive."
-    );
-    assert_eq!(
-        err(con, &["CF.RESERVE", "g", "100", "EXPANSION", "-1"]),
-        "EXPANSION: value must be an integer between 0 and 32768, inclusive."
-    );
-    assert_eq!(
-        err(con, &["CF.RESERVE", "g", "100", "ERROR_RATE", "1.5"]),
-        "ERR ERROR_RATE: value must be a number between 0 and 1, exclusive."
-    );
-    assert_eq!(
-        err(con, &["CF.RESERVE", "g", "100", "COLOUR", "blue"]),
-        "Unknown argument received"
-    );
-    assert_eq!(
-        err(con, &["CF.ADD", "f"]),
-        "ERR wrong number of arguments for 'cf.add' command"
-    );
+    // Refused, with RedisBloom's words (or Redis's for the arity).
+    let refused: &[(&[&str], &str)] = &[
+        (&["CF.RESERVE", "f", "1000"], "ERR item exists"),
+        (&["CF.RESERVE", "g", "x"], "Bad capacity"),
+        (
+            &["CF.RESERVE", "g", "3"],
+            "Capacity must be at least (BucketSize * 2)",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "BUCKETSIZE"],
+            "ERR wrong number of arguments for 'cf.reserve' command",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "BUCKETSIZE", "x"],
+            "Couldn't parse BUCKETSIZE",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "BUCKETSIZE", "256"],
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "MAXITERATIONS", "0"],
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "EXPANSION", "-1"],
+            "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "ERROR_RATE", "1.5"],
+            "ERR ERROR_RATE: value must be a number between 0 and 1, exclusive.",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "COLOUR", "blue"],
+            "Unknown argument received",
+        ),
+        (
+            &["CF.ADD", "f"],
+            "ERR wrong number of arguments for 'cf.add' command",
+        ),
+    ];
+    for (args, error) in refused {
+        assert_eq!(err(con, args), *error, "{args:?}");
+    }
     let exists: i64 = q!(con, "EXISTS", "g");
     assert_eq!(exists, 0, "a refused CF.RESERVE creates nothing");
 

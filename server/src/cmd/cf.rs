@@ -25,6 +25,20 @@ const MAX_EXPANSION: i64 = 32768;
 /// `CF.SCANDUMP` hands a dump out in chunks of at most this many bytes.
 const CHUNK: usize = 8 << 20;
 
+/// A `CF.RESERVE` option's value: an integer in `range`, or RedisBloom's
+/// error for it.
+fn bounded(name: &str, value: &[u8], range: std::ops::RangeInclusive<i64>) -> Result<u64, String> {
+    match int(value) {
+        None => Err(format!("Couldn't parse {name}")),
+        Some(n) if !range.contains(&n) => Err(format!(
+            "{name}: value must be an integer between {} and {}, inclusive.",
+            range.start(),
+            range.end()
+        )),
+        Some(n) => Ok(n as u64),
+    }
+}
+
 /// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]
 /// [ERROR_RATE r]`.
 pub fn reserve(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
@@ -39,51 +53,26 @@ pub fn reserve(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     let mut i = 3;
     while i + 1 < args.len() {
         let (option, value) = (args.get(i), args.get(i + 1));
-        let number = int(value);
-        if is(option, "BUCKETSIZE") {
-            match number {
-                None => return reply.error("Couldn't parse BUCKETSIZE"),
-                Some(n) if !(1..=MAX_BUCKET_SIZE).contains(&n) => {
-                    return reply.error(
-                        "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
-                    )
-                }
-                Some(n) => params.bucket_size = n as u64,
-            }
+        let set = if is(option, "BUCKETSIZE") {
+            bounded("BUCKETSIZE", value, 1..=MAX_BUCKET_SIZE).map(|n| params.bucket_size = n)
         } else if is(option, "MAXITERATIONS") {
-            match number {
-                None => return reply.error("Couldn't parse MAXITERATIONS"),
-                Some(n) if !(1..=MAX_ITERATIONS).contains(&n) => {
-                    return reply.error(
-                        "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
-                    )
-                }
-                Some(n) => params.max_iterations = n as u64,
-            }
+            bounded("MAXITERATIONS", value, 1..=MAX_ITERATIONS).map(|n| params.max_iterations = n)
         } else if is(option, "EXPANSION") {
-            match number {
-                None => return reply.error("Couldn't parse EXPANSION"),
-                Some(n) if !(0..=MAX_EXPANSION).contains(&n) => {
-                    return reply.error(
-                        "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
-                    )
-                }
-                Some(n) => params.expansion = n as u64,
-            }
+            bounded("EXPANSION", value, 0..=MAX_EXPANSION).map(|n| params.expansion = n)
         } else if is(option, "ERROR_RATE") {
-            match std::str::from_utf8(value)
+            std::str::from_utf8(value)
                 .ok()
                 .and_then(|s| s.parse::<f64>().ok())
-            {
-                Some(r) if r > 0.0 && r < 1.0 => rate = r,
-                _ => {
-                    return reply.error(
-                        "ERR ERROR_RATE: value must be a number between 0 and 1, exclusive.",
-                    )
-                }
-            }
+                .filter(|r| *r > 0.0 && *r < 1.0)
+                .map(|r| rate = r)
+                .ok_or_else(|| {
+                    "ERR ERROR_RATE: value must be a number between 0 and 1, exclusive.".to_string()
+                })
         } else {
-            return reply.error("Unknown argument received");
+            Err("Unknown argument received".to_string())
+        };
+        if let Err(message) = set {
+            return reply.error(&message);
         }
         i += 2;
     }
@@ -251,15 +240,20 @@ pub fn insert(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>, nx: bool) 
     }
 }
 
+/// Whether the filter under argument 1 may hold argument 2 (false for a key
+/// that holds no filter).
+fn may_hold(shared: &Shared, args: Args<'_>) -> bool {
+    let (key, item) = (args.get(1), args.get(2));
+    shared
+        .db
+        .with(key, |entry| entry.filter.contains(item))
+        .unwrap_or(false)
+}
+
 /// `CF.EXISTS key item`: 1 (or true) if the item may be there, 0 if it is not;
 /// 0 for a key that holds no filter.
 pub fn exists(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
-    let (key, item) = (args.get(1), args.get(2));
-    let found = shared
-        .db
-        .with(key, |entry| entry.filter.contains(item))
-        .unwrap_or(false);
-    reply.boolean(found);
+    reply.boolean(may_hold(shared, args));
 }
 
 /// `CF.MEXISTS key item...`, through one batched lookup.
@@ -278,12 +272,7 @@ pub fn mexists(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
 /// `CF.COUNT key item`: RedisBloom counts the item's copies; this filter
 /// does not count, and answers 1 if the item may be there, 0 if not.
 pub fn count(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
-    let (key, item) = (args.get(1), args.get(2));
-    let found = shared
-        .db
-        .with(key, |entry| entry.filter.contains(item))
-        .unwrap_or(false);
-    reply.integer(i64::from(found));
+    reply.integer(i64::from(may_hold(shared, args)));
 }
 
 /// `CF.DEL key item`: removes one copy.
