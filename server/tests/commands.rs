@@ -550,6 +550,20 @@ fn connection_and_server_commands() {
         err(con, &["HELLO", "4"]),
         "NOPROTO unsupported protocol version"
     );
+    let v: Value = q!(con, "HELLO", "3", "SETNAME", "three");
+    assert!(matches!(v, Value::Map(_)), "{v:?}");
+    let info: String = q!(con, "CLIENT", "INFO");
+    assert!(
+        info.contains("name=three") && info.contains("resp=3"),
+        "{info}"
+    );
+    // RESET: back to RESP2, no name.
+    let v: Value = q!(con, "RESET");
+    assert_eq!(v, Value::SimpleString("RESET".into()));
+    let v: Value = q!(con, "CF.EXISTS", "x", "y");
+    assert_eq!(v, Value::Int(0));
+    let v: Value = q!(con, "CLIENT", "GETNAME");
+    assert_eq!(v, Value::Nil);
     let ok: String = q!(con, "QUIT");
     assert_eq!(ok, "OK");
 }
