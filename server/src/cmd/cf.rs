@@ -1,0 +1,472 @@
+//! RedisBloom's cuckoo filter commands, `CF.*`, with its grammar, replies
+//! and error words.
+//!
+//! Each command looks its filter up and calls it with no lock held. Items
+//! are the raw bytes of the arguments. Where RedisBloom's replies differ
+//! between RESP2 and RESP3 (booleans), these follow it.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use lockfree_cuckoo_filter::InsertError;
+
+use super::{int, is, Session, Shared};
+use crate::db::{Entry, Params, Spec};
+use crate::frame::{Args, Reply};
+
+/// The capacity of a filter that `CF.ADD` or `CF.INSERT` creates: RedisBloom's.
+const DEFAULT_CAPACITY: usize = 1024;
+
+/// RedisBloom's limits on the options it accepts.
+const MAX_BUCKET_SIZE: i64 = 255;
+const MAX_ITERATIONS: i64 = 65535;
+const MAX_EXPANSION: i64 = 32768;
+
+/// `CF.SCANDUMP` hands a dump out in chunks of at most this many bytes.
+const CHUNK: usize = 8 << 20;
+
+/// A `CF.RESERVE` option's value: an integer in `range`, or RedisBloom's
+/// error for it.
+fn bounded(name: &str, value: &[u8], range: std::ops::RangeInclusive<i64>) -> Result<u64, String> {
+    match int(value) {
+        None => Err(format!("Couldn't parse {name}")),
+        Some(n) if !range.contains(&n) => Err(format!(
+            "{name}: value must be an integer between {} and {}, inclusive.",
+            range.start(),
+            range.end()
+        )),
+        Some(n) => Ok(n as u64),
+    }
+}
+
+/// `CF.RESERVE key capacity [BUCKETSIZE n] [MAXITERATIONS n] [EXPANSION n]
+/// [ERROR_RATE r]`.
+pub fn reserve(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    if args.len().is_multiple_of(2) {
+        return reply.error("ERR wrong number of arguments for 'cf.reserve' command");
+    }
+    let Some(capacity) = int(args.get(2)) else {
+        return reply.error("Bad capacity");
+    };
+    let mut params = Params::default();
+    let mut rate = shared.config.error_rate;
+    let mut i = 3;
+    while i + 1 < args.len() {
+        let (option, value) = (args.get(i), args.get(i + 1));
+        let set = if is(option, "BUCKETSIZE") {
+            bounded("BUCKETSIZE", value, 1..=MAX_BUCKET_SIZE).map(|n| params.bucket_size = n)
+        } else if is(option, "MAXITERATIONS") {
+            bounded("MAXITERATIONS", value, 1..=MAX_ITERATIONS).map(|n| params.max_iterations = n)
+        } else if is(option, "EXPANSION") {
+            bounded("EXPANSION", value, 0..=MAX_EXPANSION).map(|n| params.expansion = n)
+        } else if is(option, "ERROR_RATE") {
+            std::str::from_utf8(value)
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+                .filter(|r| *r > 0.0 && *r < 1.0)
+                .map(|r| rate = r)
+                .ok_or_else(|| {
+                    "ERR ERROR_RATE: value must be a number between 0 and 1, exclusive.".to_string()
+                })
+        } else {
+            Err("Unknown argument received".to_string())
+        };
+        if let Err(message) = set {
+            return reply.error(&message);
+        }
+        i += 2;
+    }
+    if capacity < params.bucket_size as i64 * 2 {
+        return reply.error("Capacity must be at least (BucketSize * 2)");
+    }
+    let key = args.get(1);
+    if shared.db.with(key, |_| ()).is_some() {
+        return reply.error("ERR item exists");
+    }
+    let spec = Spec {
+        capacity: usize::try_from(capacity).unwrap_or(usize::MAX),
+        rate,
+        params,
+    };
+    match shared.db.build(&spec) {
+        Ok(entry) => {
+            if shared.db.insert_new(key, entry).1 {
+                reply.ok();
+            } else {
+                reply.error("ERR item exists");
+            }
+        }
+        Err(e) => reply.error(&e.to_string()),
+    }
+}
+
+/// The filter under `key`, created with `capacity` if there is none and
+/// `create`; `Err` with the reply already written otherwise.
+fn filter_for_insert(
+    shared: &Shared,
+    key: &[u8],
+    create: bool,
+    capacity: usize,
+    reply: &mut Reply<'_>,
+) -> Result<Arc<Entry>, ()> {
+    if let Some(entry) = shared.db.get(key) {
+        return Ok(entry);
+    }
+    if !create {
+        reply.error("ERR not found");
+        return Err(());
+    }
+    let spec = Spec {
+        capacity,
+        rate: shared.config.error_rate,
+        params: Params::default(),
+    };
+    match shared.db.build(&spec) {
+        Ok(entry) => Ok(shared.db.insert_new(key, entry).0),
+        Err(e) => {
+            reply.error(&e.to_string());
+            Err(())
+        }
+    }
+}
+
+/// The error words for a failed single insert.
+fn insert_error(e: InsertError) -> &'static str {
+    match e {
+        InsertError::AllocationFailed(_) => "Memory allocation failure",
+        _ => "Filter is full",
+    }
+}
+
+/// `CF.ADD key item` and `CF.ADDNX key item`.
+pub fn add(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>, nx: bool) {
+    let (key, item) = (args.get(1), args.get(2));
+    // The common case, a filter that exists, without an `Arc` clone.
+    let done = shared.db.with(key, |entry| {
+        if nx {
+            entry.filter.insert_if_absent(item)
+        } else {
+            entry.filter.insert(item).map(|()| true)
+        }
+    });
+    let result = match done {
+        Some(result) => result,
+        None => {
+            let Ok(entry) = filter_for_insert(shared, key, true, DEFAULT_CAPACITY, reply) else {
+                return;
+            };
+            if nx {
+                entry.filter.insert_if_absent(item)
+            } else {
+                entry.filter.insert(item).map(|()| true)
+            }
+        }
+    };
+    match result {
+        Ok(added) => {
+            if added {
+                shared.db.touch();
+            }
+            reply.boolean(added);
+        }
+        Err(e) => reply.error(insert_error(e)),
+    }
+}
+
+/// `CF.INSERT key [CAPACITY n] [NOCREATE] ITEMS item...` and `CF.INSERTNX`.
+pub fn insert(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>, nx: bool) {
+    let name = if nx { "cf.insertnx" } else { "cf.insert" };
+    let arity = || format!("ERR wrong number of arguments for '{name}' command");
+    let mut capacity = DEFAULT_CAPACITY;
+    let mut create = true;
+    let mut i = 2;
+    let items_at = loop {
+        if i >= args.len() {
+            return reply.error(&arity());
+        }
+        let option = args.get(i);
+        if is(option, "ITEMS") {
+            break i + 1;
+        } else if is(option, "CAPACITY") {
+            if i + 1 >= args.len() {
+                return reply.error(&arity());
+            }
+            match int(args.get(i + 1)) {
+                None => return reply.error("Bad capacity"),
+                Some(c) if c < 2 * Params::default().bucket_size as i64 => {
+                    return reply.error("Capacity must be at least (BucketSize * 2)")
+                }
+                Some(c) => capacity = usize::try_from(c).unwrap_or(usize::MAX),
+            }
+            i += 2;
+        } else if is(option, "NOCREATE") {
+            create = false;
+            i += 1;
+        } else {
+            return reply.error("Unknown argument received");
+        }
+    };
+    if items_at >= args.len() {
+        return reply.error(&arity());
+    }
+    let Ok(entry) = filter_for_insert(shared, args.get(1), create, capacity, reply) else {
+        return;
+    };
+    reply.array(args.len() - items_at);
+    let mut changed = false;
+    for item in args.from(items_at) {
+        if nx {
+            // Integers in both protocols, as RedisBloom answers CF.INSERTNX.
+            match entry.filter.insert_if_absent(item) {
+                Ok(added) => {
+                    changed |= added;
+                    reply.integer(i64::from(added));
+                }
+                Err(_) => reply.integer(-1),
+            }
+        } else {
+            match entry.filter.insert(item) {
+                Ok(()) => {
+                    changed = true;
+                    reply.boolean(true);
+                }
+                Err(_) if reply.resp3() => reply.boolean(false),
+                Err(_) => reply.integer(-1),
+            }
+        }
+    }
+    if changed {
+        shared.db.touch();
+    }
+}
+
+/// Whether the filter under argument 1 may hold argument 2 (false for a key
+/// that holds no filter).
+fn may_hold(shared: &Shared, args: Args<'_>) -> bool {
+    let (key, item) = (args.get(1), args.get(2));
+    shared
+        .db
+        .with(key, |entry| entry.filter.contains(item))
+        .unwrap_or(false)
+}
+
+/// `CF.EXISTS key item`: 1 (or true) if the item may be there, 0 if it is not;
+/// 0 for a key that holds no filter.
+pub fn exists(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    reply.boolean(may_hold(shared, args));
+}
+
+/// `CF.MEXISTS key item...`, through one batched lookup.
+pub fn mexists(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    let items: Vec<&[u8]> = args.from(2).collect();
+    let mut found = vec![false; items.len()];
+    shared.db.with(args.get(1), |entry| {
+        entry.filter.contains_batch(&items, &mut found)
+    });
+    reply.array(found.len());
+    for f in found {
+        reply.boolean(f);
+    }
+}
+
+/// `CF.COUNT key item`: RedisBloom counts the item's copies; this filter
+/// does not count, and answers 1 if the item may be there, 0 if not.
+pub fn count(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    reply.integer(i64::from(may_hold(shared, args)));
+}
+
+/// `CF.DEL key item`: removes one copy.
+pub fn del(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    let (key, item) = (args.get(1), args.get(2));
+    let removed = shared.db.with(key, |entry| {
+        let removed = entry.filter.remove(item);
+        if removed {
+            entry.deleted.fetch_add(1, Ordering::Relaxed);
+        }
+        removed
+    });
+    match removed {
+        None => reply.error("Not found"),
+        Some(removed) => {
+            if removed {
+                shared.db.touch();
+            }
+            reply.boolean(removed);
+        }
+    }
+}
+
+/// `CF.COMPACT key`: nothing to do (no fingerprint needs moving back).
+pub fn compact(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    match shared.db.with(args.get(1), |_| ()) {
+        Some(()) => reply.ok(),
+        None => reply.error("Cuckoo filter was not found"),
+    }
+}
+
+/// `CF.INFO key`: RedisBloom's eight fields, then this filter's capacity
+/// and false-positive bound.
+pub fn info(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    let Some(entry) = shared.db.get(args.get(1)) else {
+        return reply.error("ERR not found");
+    };
+    let f = &entry.filter;
+    reply.map(10);
+    for (name, value) in [
+        ("Size", f.memory_usage() as i64),
+        ("Number of buckets", f.buckets() as i64),
+        ("Number of filters", f.tables() as i64),
+        ("Number of items inserted", f.len() as i64),
+        (
+            "Number of items deleted",
+            entry.deleted.load(Ordering::Relaxed) as i64,
+        ),
+        ("Bucket size", entry.params.bucket_size as i64),
+        ("Expansion rate", entry.params.expansion as i64),
+        ("Max iterations", entry.params.max_iterations as i64),
+        ("Capacity", f.capacity() as i64),
+    ] {
+        reply.simple(name);
+        reply.integer(value);
+    }
+    reply.simple("Error rate");
+    reply.double(f.false_positive_rate());
+}
+
+/// `CF.DEBUG key`: the same as one line.
+pub fn debug(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    let Some(entry) = shared.db.get(args.get(1)) else {
+        return reply.error("ERR not found");
+    };
+    let f = &entry.filter;
+    let line = format!(
+        "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
+        entry.params.bucket_size,
+        f.buckets(),
+        f.len(),
+        entry.deleted.load(Ordering::Relaxed),
+        f.tables(),
+        entry.params.max_iterations,
+        entry.params.expansion
+    );
+    reply.bulk(line.as_bytes());
+}
+
+/// `CF.SCANDUMP key iterator`: the filter's bytes in chunks, behind their
+/// length (8 bytes, little-endian), so that `CF.LOADCHUNK` knows when the
+/// last has come. The bytes are the library's format, not RedisBloom's.
+/// Iterator 0 takes a snapshot (kept by the connection); each reply gives
+/// the next iterator and a chunk, and `[0, nil]` ends the dump.
+pub fn scandump(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut Reply<'_>) {
+    let key = args.get(1);
+    let Some(pos) = int(args.get(2)).filter(|&p| p >= 0) else {
+        return reply.error("Invalid position");
+    };
+    let Some(entry) = shared.db.get(key) else {
+        return reply.error("ERR not found");
+    };
+    if pos == 0 {
+        let filter = entry.filter.to_bytes();
+        let mut dump = Vec::with_capacity(8 + filter.len());
+        dump.extend_from_slice(&(filter.len() as u64).to_le_bytes());
+        dump.extend_from_slice(&filter);
+        session.dump = Some((key.to_vec(), Arc::new(dump)));
+    }
+    let bytes = match &session.dump {
+        Some((name, bytes)) if name == key && pos as u64 <= bytes.len() as u64 => Arc::clone(bytes),
+        _ => return reply.error("Invalid position"),
+    };
+    let start = pos as usize;
+    reply.array(2);
+    if start == bytes.len() {
+        session.dump = None;
+        reply.integer(0);
+        reply.null();
+        return;
+    }
+    let end = bytes.len().min(start + CHUNK);
+    reply.integer(end as i64);
+    reply.bulk(&bytes[start..end]);
+}
+
+/// `CF.LOADCHUNK key iterator data`: a chunk of a `CF.SCANDUMP` dump, in
+/// order; the filter appears under `key` once the last chunk has arrived and
+/// the whole has been checked.
+pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    let (key, data) = (args.get(1), args.get(3));
+    let Some(end) = int(args.get(2)).filter(|&p| p > 0) else {
+        return reply.error("Invalid position");
+    };
+    let Some(start) = (end as u64).checked_sub(data.len() as u64) else {
+        return reply.error("Invalid position");
+    };
+    let mut loads = shared.loads.lock().unwrap_or_else(|e| e.into_inner());
+    if start == 0 {
+        if shared.db.with(key, |_| ()).is_some() {
+            return reply.error("ERR item exists");
+        }
+        loads.insert(key.to_vec(), Vec::new());
+    }
+    // The other dumps being loaded count against the memory limit too.
+    let others: usize = loads
+        .iter()
+        .filter(|(k, _)| k.as_slice() != key)
+        .map(|(_, v)| v.len())
+        .sum();
+    let Some(pending) = loads.get_mut(key) else {
+        return reply.error("ERR not found");
+    };
+    if pending.len() as u64 != start {
+        loads.remove(key);
+        return reply.error("Couldn't load chunk!");
+    }
+    // The length first: refuse a dump too large before taking its bytes.
+    let mut head = [0u8; 8];
+    let known = pending.len().min(8);
+    head[..known].copy_from_slice(&pending[..known]);
+    let take = data.len().min(8 - known);
+    head[known..known + take].copy_from_slice(&data[..take]);
+    if known + take == 8 {
+        let total = u64::from_le_bytes(head);
+        let whole = total.saturating_add(8);
+        if (pending.len() + data.len()) as u64 > whole {
+            loads.remove(key);
+            return reply.error("Couldn't load chunk! more bytes than the dump's length");
+        }
+        let wanted = usize::try_from(total)
+            .unwrap_or(usize::MAX)
+            .saturating_add(others);
+        if let Err(e) = shared.db.check_memory(wanted) {
+            loads.remove(key);
+            return reply.error(&e.to_string());
+        }
+    }
+    pending.extend_from_slice(data);
+    if pending.len() < 8 || (pending.len() as u64) < u64::from_le_bytes(head).saturating_add(8) {
+        return reply.ok();
+    }
+    let Some(bytes) = loads.remove(key) else {
+        return reply.error("ERR not found");
+    };
+    drop(loads);
+    match crate::db::Filter::from_bytes(&bytes[8..]) {
+        Ok(filter) => {
+            let charged = filter.memory_usage();
+            if let Err(e) = shared.db.check_memory(charged) {
+                return reply.error(&e.to_string());
+            }
+            let entry = Entry {
+                filter,
+                deleted: 0.into(),
+                params: Params::default(),
+                charged,
+            };
+            if shared.db.insert_new(key, entry).1 {
+                reply.ok();
+            } else {
+                reply.error("ERR item exists");
+            }
+        }
+        Err(e) => reply.error(&format!("Couldn't load chunk! {e}")),
+    }
+}

@@ -1,0 +1,154 @@
+//! What clients send on connect and around their commands: `PING`, `HELLO`,
+//! `AUTH`, `CLIENT`, `SELECT`.
+
+use super::{int, is, Session, Shared};
+use crate::frame::{Args, Reply};
+
+/// The Redis version the server says it speaks the protocol of: clients
+/// read it to choose what to send.
+pub const REDIS_VERSION: &str = "7.4.0";
+
+/// `PING [message]`.
+pub fn ping(args: Args<'_>, reply: &mut Reply<'_>) {
+    match args.len() {
+        1 => reply.simple("PONG"),
+        2 => reply.bulk(args.get(1)),
+        _ => reply.error("ERR wrong number of arguments for 'ping' command"),
+    }
+}
+
+/// Checks a password against `--requirepass`, with Redis's errors.
+fn check_password(shared: &Shared, user: &[u8], password: &[u8]) -> Result<(), &'static str> {
+    match &shared.config.requirepass {
+        None if user == b"default" => Err(
+            "ERR AUTH <password> called without any password configured for the default user. \
+             Are you sure your configuration is correct?",
+        ),
+        Some(wanted) if user == b"default" && wanted.as_bytes() == password => Ok(()),
+        _ => Err("WRONGPASS invalid username-password pair or user is disabled."),
+    }
+}
+
+/// `AUTH [username] password`.
+pub fn auth(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut Reply<'_>) {
+    let (user, password) = match args.len() {
+        2 => (&b"default"[..], args.get(1)),
+        3 => (args.get(1), args.get(2)),
+        _ => return reply.error("ERR syntax error"),
+    };
+    match check_password(shared, user, password) {
+        Ok(()) => {
+            session.authenticated = true;
+            reply.ok();
+        }
+        Err(e) => reply.error(e),
+    }
+}
+
+/// `HELLO [protover [AUTH username password] [SETNAME name]]`.
+pub fn hello(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut Reply<'_>) {
+    let mut resp3 = session.resp3;
+    let mut i = 1;
+    if args.len() > 1 {
+        match int(args.get(1)) {
+            Some(2) => resp3 = false,
+            Some(3) => resp3 = true,
+            Some(_) => return reply.error("NOPROTO unsupported protocol version"),
+            None => return reply.error("ERR Protocol version is not an integer or out of range"),
+        }
+        i = 2;
+    }
+    let mut name = None;
+    while i < args.len() {
+        if is(args.get(i), "AUTH") && i + 2 < args.len() {
+            if let Err(e) = check_password(shared, args.get(i + 1), args.get(i + 2)) {
+                return reply.error(e);
+            }
+            session.authenticated = true;
+            i += 3;
+        } else if is(args.get(i), "SETNAME") && i + 1 < args.len() {
+            name = Some(args.get(i + 1).to_vec());
+            i += 2;
+        } else {
+            return reply.error(&format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(args.get(i))
+            ));
+        }
+    }
+    if !session.authenticated {
+        return reply.error(
+            "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
+             HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and \
+             select the RESP protocol version at the same time",
+        );
+    }
+    if name.is_some() {
+        session.name = name;
+    }
+    session.resp3 = resp3;
+    reply.set_resp3(resp3);
+    reply.map(7);
+    reply.bulk(b"server");
+    reply.bulk(b"redis");
+    reply.bulk(b"version");
+    reply.bulk(REDIS_VERSION.as_bytes());
+    reply.bulk(b"proto");
+    reply.integer(if resp3 { 3 } else { 2 });
+    reply.bulk(b"id");
+    reply.integer(session.id as i64);
+    reply.bulk(b"mode");
+    reply.bulk(b"standalone");
+    reply.bulk(b"role");
+    reply.bulk(b"master");
+    reply.bulk(b"modules");
+    reply.array(0);
+}
+
+/// `CLIENT SETNAME|GETNAME|SETINFO|ID|...`: what clients send on connect.
+pub fn client(session: &mut Session, args: Args<'_>, reply: &mut Reply<'_>) {
+    let sub = args.get(1);
+    if is(sub, "SETNAME") && args.len() == 3 {
+        let name = args.get(2);
+        if name.iter().any(|&b| b <= b' ' || b > b'~') {
+            return reply
+                .error("ERR Client names cannot contain spaces, newlines or special characters.");
+        }
+        session.name = (!name.is_empty()).then(|| name.to_vec());
+        reply.ok();
+    } else if is(sub, "GETNAME") && args.len() == 2 {
+        match &session.name {
+            Some(name) => reply.bulk(name),
+            None => reply.null(),
+        }
+    } else if is(sub, "ID") && args.len() == 2 {
+        reply.integer(session.id as i64);
+    } else if (is(sub, "SETINFO") && args.len() == 4)
+        || ((is(sub, "NO-EVICT") || is(sub, "NO-TOUCH") || is(sub, "REPLY")) && args.len() == 3)
+    {
+        reply.ok();
+    } else if is(sub, "INFO") && args.len() == 2 {
+        let name = session.name.as_deref().map(String::from_utf8_lossy);
+        let line = format!(
+            "id={} name={} db=0 resp={}\n",
+            session.id,
+            name.unwrap_or_default(),
+            if session.resp3 { 3 } else { 2 }
+        );
+        reply.bulk(line.as_bytes());
+    } else {
+        reply.error(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(sub)
+        ));
+    }
+}
+
+/// `SELECT index`: there is one database, 0.
+pub fn select(args: Args<'_>, reply: &mut Reply<'_>) {
+    match int(args.get(1)) {
+        Some(0) => reply.ok(),
+        Some(_) => reply.error("ERR DB index is out of range"),
+        None => reply.error("ERR value is not an integer or out of range"),
+    }
+}

@@ -1,0 +1,368 @@
+//! The commands, one module per family, and the table that dispatches them.
+//!
+//! [`execute`] runs one request to the end on the thread that parsed it
+//! and writes its reply; only what must wait for the disk (`SAVE`,
+//! `SHUTDOWN`) is handed back to the connection as an [`Action`], so that it
+//! waits on a blocking thread and no other connection waits with it.
+
+mod cf;
+mod conn;
+mod keys;
+mod server;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::config::Config;
+use crate::db::Db;
+use crate::frame::{Args, Reply};
+use crate::persist::Store;
+
+/// What every connection shares.
+pub struct Shared {
+    /// The filters.
+    pub db: Arc<Db>,
+    /// The save file.
+    pub store: Arc<Store>,
+    /// The options the server started with.
+    pub config: Config,
+    /// When it started.
+    pub started: Instant,
+    /// Connections open now.
+    pub clients: AtomicUsize,
+    /// Connections accepted since start (and the source of client ids).
+    pub connections: AtomicU64,
+    /// Dumps being loaded by `CF.LOADCHUNK`: the bytes received so far, by
+    /// name. Only `CF.LOADCHUNK` takes this lock.
+    pub loads: Mutex<HashMap<Vec<u8>, Vec<u8>>>,
+    /// Notified when a client's `SHUTDOWN` (and its save) is done.
+    pub shutdown: tokio::sync::Notify,
+}
+
+/// One connection's state.
+pub struct Session {
+    /// Its id, for `CLIENT ID`.
+    pub id: u64,
+    /// Whether it speaks RESP3 (after `HELLO 3`).
+    pub resp3: bool,
+    /// Whether it may run commands (always, without `--requirepass`).
+    pub authenticated: bool,
+    /// `CLIENT SETNAME`'s name.
+    pub name: Option<Vec<u8>>,
+    /// The snapshot `CF.SCANDUMP` is handing out: the filter's name and bytes.
+    pub dump: Option<(Vec<u8>, Arc<Vec<u8>>)>,
+}
+
+/// What the connection must do after a command's reply.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Go on reading requests.
+    Continue,
+    /// Send what is written, then close.
+    Close,
+    /// Save on a blocking thread, then reply `+OK` (or the error).
+    Save,
+    /// Save (if `save`) and stop the server.
+    Shutdown {
+        /// Whether to save first.
+        save: bool,
+    },
+}
+
+/// How a command is named and checked before it runs: Redis's arity (a
+/// positive count is exact, a negative one a minimum, both counting the
+/// name), and its flags, for `COMMAND`.
+pub struct Spec {
+    /// Lower-case name.
+    pub name: &'static str,
+    /// Redis's arity.
+    pub arity: i64,
+    /// Redis's flags: `write`, `readonly`, `fast`, ...
+    pub flags: &'static [&'static str],
+    /// Index of the first key argument (0: none).
+    pub first_key: i64,
+    /// Index of the last key argument (-1: the last argument).
+    pub last_key: i64,
+}
+
+macro_rules! spec {
+    ($name:literal, $arity:expr, [$($flag:literal),*], $first:expr, $last:expr) => {
+        Spec { name: $name, arity: $arity, flags: &[$($flag),*], first_key: $first, last_key: $last }
+    };
+}
+
+/// Every command the server knows.
+pub static COMMANDS: &[Spec] = &[
+    spec!("cf.reserve", -3, ["write", "denyoom"], 1, 1),
+    spec!("cf.add", 3, ["write", "denyoom", "fast"], 1, 1),
+    spec!("cf.addnx", 3, ["write", "denyoom", "fast"], 1, 1),
+    spec!("cf.insert", -4, ["write", "denyoom"], 1, 1),
+    spec!("cf.insertnx", -4, ["write", "denyoom"], 1, 1),
+    spec!("cf.exists", 3, ["readonly", "fast"], 1, 1),
+    spec!("cf.mexists", -3, ["readonly", "fast"], 1, 1),
+    spec!("cf.count", 3, ["readonly", "fast"], 1, 1),
+    spec!("cf.del", 3, ["write", "fast"], 1, 1),
+    spec!("cf.compact", 2, ["write"], 1, 1),
+    spec!("cf.info", 2, ["readonly", "fast"], 1, 1),
+    spec!("cf.debug", 2, ["readonly", "fast"], 1, 1),
+    spec!("cf.scandump", 3, ["readonly"], 1, 1),
+    spec!("cf.loadchunk", 4, ["write", "denyoom"], 1, 1),
+    spec!("del", -2, ["write"], 1, -1),
+    spec!("unlink", -2, ["write", "fast"], 1, -1),
+    spec!("exists", -2, ["readonly", "fast"], 1, -1),
+    spec!("type", 2, ["readonly", "fast"], 1, 1),
+    spec!("dbsize", 1, ["readonly", "fast"], 0, 0),
+    spec!("keys", 2, ["readonly"], 0, 0),
+    spec!("scan", -2, ["readonly"], 0, 0),
+    spec!("flushall", -1, ["write"], 0, 0),
+    spec!("flushdb", -1, ["write"], 0, 0),
+    spec!("ping", -1, ["fast", "stale"], 0, 0),
+    spec!("echo", 2, ["fast"], 0, 0),
+    spec!(
+        "hello",
+        -1,
+        ["noscript", "loading", "stale", "fast", "no_auth"],
+        0,
+        0
+    ),
+    spec!(
+        "auth",
+        -2,
+        ["noscript", "loading", "stale", "fast", "no_auth"],
+        0,
+        0
+    ),
+    spec!("client", -2, ["loading", "stale"], 0, 0),
+    spec!("select", 2, ["loading", "stale", "fast"], 0, 0),
+    spec!("quit", -1, ["fast", "no_auth"], 0, 0),
+    spec!("reset", 1, ["fast", "no_auth"], 0, 0),
+    spec!("command", -1, ["loading", "stale"], 0, 0),
+    spec!("config", -2, ["admin", "loading", "stale"], 0, 0),
+    spec!("info", -1, ["loading", "stale"], 0, 0),
+    spec!("save", 1, ["admin", "noscript"], 0, 0),
+    spec!("bgsave", -1, ["admin", "noscript"], 0, 0),
+    spec!("lastsave", 1, ["fast", "loading", "stale"], 0, 0),
+    spec!(
+        "shutdown",
+        -1,
+        ["admin", "noscript", "loading", "stale"],
+        0,
+        0
+    ),
+];
+
+/// The command's name in lower case, if it is short enough to be one.
+fn lower(name: &[u8], buf: &mut [u8; 16]) -> Option<usize> {
+    if name.len() > buf.len() {
+        return None;
+    }
+    for (d, s) in buf.iter_mut().zip(name) {
+        *d = s.to_ascii_lowercase();
+    }
+    Some(name.len())
+}
+
+/// Whether `argc` arguments (the name included) fit `arity`.
+fn arity_ok(arity: i64, argc: usize) -> bool {
+    if arity >= 0 {
+        argc as i64 == arity
+    } else {
+        argc as i64 >= -arity
+    }
+}
+
+/// Runs one request, writing its reply to `out`.
+pub fn execute(
+    shared: &Shared,
+    session: &mut Session,
+    args: Args<'_>,
+    out: &mut Vec<u8>,
+) -> Action {
+    let mut reply = Reply::new(out, session.resp3);
+    let mut name_buf = [0u8; 16];
+    let name = args.get(0);
+    let Some(spec) = lower(name, &mut name_buf).and_then(|n| {
+        COMMANDS
+            .iter()
+            .find(|c| c.name.as_bytes() == &name_buf[..n])
+    }) else {
+        unknown(&mut reply, args);
+        return Action::Continue;
+    };
+    if !session.authenticated && !spec.flags.contains(&"no_auth") {
+        reply.error("NOAUTH Authentication required.");
+        return Action::Continue;
+    }
+    if !arity_ok(spec.arity, args.len()) {
+        reply.error(&format!(
+            "ERR wrong number of arguments for '{}' command",
+            spec.name
+        ));
+        return Action::Continue;
+    }
+    match spec.name {
+        "cf.reserve" => cf::reserve(shared, args, &mut reply),
+        "cf.add" => cf::add(shared, args, &mut reply, false),
+        "cf.addnx" => cf::add(shared, args, &mut reply, true),
+        "cf.insert" => cf::insert(shared, args, &mut reply, false),
+        "cf.insertnx" => cf::insert(shared, args, &mut reply, true),
+        "cf.exists" => cf::exists(shared, args, &mut reply),
+        "cf.mexists" => cf::mexists(shared, args, &mut reply),
+        "cf.count" => cf::count(shared, args, &mut reply),
+        "cf.del" => cf::del(shared, args, &mut reply),
+        "cf.compact" => cf::compact(shared, args, &mut reply),
+        "cf.info" => cf::info(shared, args, &mut reply),
+        "cf.debug" => cf::debug(shared, args, &mut reply),
+        "cf.scandump" => cf::scandump(shared, session, args, &mut reply),
+        "cf.loadchunk" => cf::loadchunk(shared, args, &mut reply),
+        "del" | "unlink" => keys::del(shared, args, &mut reply),
+        "exists" => keys::exists(shared, args, &mut reply),
+        "type" => keys::type_of(shared, args, &mut reply),
+        "dbsize" => reply.integer(shared.db.len() as i64),
+        "keys" => keys::keys(shared, args, &mut reply),
+        "scan" => keys::scan(shared, args, &mut reply),
+        "flushall" | "flushdb" => keys::flush(shared, args, &mut reply),
+        "ping" => conn::ping(args, &mut reply),
+        "echo" => reply.bulk(args.get(1)),
+        "hello" => conn::hello(shared, session, args, &mut reply),
+        "auth" => conn::auth(shared, session, args, &mut reply),
+        "client" => conn::client(session, args, &mut reply),
+        "select" => conn::select(args, &mut reply),
+        "quit" => {
+            reply.ok();
+            return Action::Close;
+        }
+        "reset" => {
+            session.resp3 = false;
+            session.name = None;
+            session.dump = None;
+            session.authenticated = shared.config.requirepass.is_none();
+            reply.set_resp3(false);
+            reply.simple("RESET");
+        }
+        "command" => server::command(args, &mut reply),
+        "config" => server::config(shared, args, &mut reply),
+        "info" => server::info(shared, args, &mut reply),
+        "save" => return Action::Save,
+        "bgsave" => server::bgsave(shared, &mut reply),
+        "lastsave" => reply.integer(shared.store.last_save()),
+        "shutdown" => return server::shutdown(shared, args, &mut reply),
+        _ => unknown(&mut reply, args),
+    }
+    Action::Continue
+}
+
+/// Redis's answer to a command it does not know.
+fn unknown(reply: &mut Reply<'_>, args: Args<'_>) {
+    let shown = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(128)]).into_owned();
+    let rest: Vec<String> = args
+        .from(1)
+        .take(8)
+        .map(|a| format!("'{}'", shown(a)))
+        .collect();
+    reply.error(&format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        shown(args.get(0)),
+        rest.join(" ")
+    ));
+}
+
+/// Whether `arg` is `word`, ignoring ASCII case.
+pub(crate) fn is(arg: &[u8], word: &str) -> bool {
+    arg.eq_ignore_ascii_case(word.as_bytes())
+}
+
+/// `arg` as a decimal integer, as Redis reads one.
+pub(crate) fn int(arg: &[u8]) -> Option<i64> {
+    std::str::from_utf8(arg).ok()?.parse().ok()
+}
+
+/// Redis's glob patterns: `*`, `?`, `[...]` (with `^` and ranges), `\`.
+pub(crate) fn glob(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0, 0);
+    // Where to resume after the last `*`: the pattern after it, the text.
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        let step = match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p + 1, t));
+                p += 1;
+                continue;
+            }
+            Some(b'?') => Some(p + 1),
+            Some(b'[') => class(pattern, p, text[t]),
+            Some(b'\\') if p + 1 < pattern.len() => (pattern[p + 1] == text[t]).then_some(p + 2),
+            Some(&c) => (c == text[t]).then_some(p + 1),
+            None => None,
+        };
+        match (step, star) {
+            (Some(next), _) => {
+                p = next;
+                t += 1;
+            }
+            (None, Some((sp, st))) => {
+                p = sp;
+                t = st + 1;
+                star = Some((sp, st + 1));
+            }
+            (None, None) => return false,
+        }
+    }
+    pattern[p.min(pattern.len())..].iter().all(|&c| c == b'*')
+}
+
+/// Matches `c` against the class that opens at `pattern[at]`; the index
+/// after the class if it matches.
+fn class(pattern: &[u8], at: usize, c: u8) -> Option<usize> {
+    let mut i = at + 1;
+    let negate = pattern.get(i) == Some(&b'^');
+    if negate {
+        i += 1;
+    }
+    let mut matched = false;
+    while i < pattern.len() && pattern[i] != b']' {
+        if pattern[i] == b'\\' && i + 1 < pattern.len() {
+            matched |= pattern[i + 1] == c;
+            i += 2;
+        } else if i + 2 < pattern.len() && pattern[i + 1] == b'-' && pattern[i + 2] != b']' {
+            let (lo, hi) = (
+                pattern[i].min(pattern[i + 2]),
+                pattern[i].max(pattern[i + 2]),
+            );
+            matched |= (lo..=hi).contains(&c);
+            i += 3;
+        } else {
+            matched |= pattern[i] == c;
+            i += 1;
+        }
+    }
+    (matched != negate).then_some((i + 1).min(pattern.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn globs() {
+        for (p, t, m) in [
+            ("*", "", true),
+            ("*", "abc", true),
+            ("a*", "abc", true),
+            ("a*c", "abbbc", true),
+            ("a*c", "abbb", false),
+            ("h?llo", "hello", true),
+            ("h[ae]llo", "hallo", true),
+            ("h[^e]llo", "hello", false),
+            ("h[a-b]llo", "hbllo", true),
+            ("*b*", "aaa", false),
+            ("a\\*", "a*", true),
+            ("a\\*", "ab", false),
+            ("[", "a", false),
+        ] {
+            assert_eq!(glob(p.as_bytes(), t.as_bytes()), m, "{p} {t}");
+        }
+    }
+}

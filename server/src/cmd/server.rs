@@ -1,0 +1,226 @@
+//! The server's own commands: `COMMAND`, `CONFIG GET`, `INFO`, and the
+//! persistence commands `BGSAVE`, `SHUTDOWN` (`SAVE` and `LASTSAVE` are
+//! answered by the dispatcher and the connection).
+
+use std::fmt::Write;
+use std::sync::atomic::Ordering;
+
+use super::{glob, is, Action, Shared, COMMANDS};
+use crate::frame::{Args, Reply};
+
+/// `COMMAND`, `COMMAND COUNT`, `COMMAND INFO name...`, `COMMAND DOCS`:
+/// enough for `redis-cli` and for clients that read the command table.
+pub fn command(args: Args<'_>, reply: &mut Reply<'_>) {
+    if args.len() == 1 {
+        reply.array(COMMANDS.len());
+        for spec in COMMANDS {
+            describe(spec, reply);
+        }
+        return;
+    }
+    let sub = args.get(1);
+    if is(sub, "COUNT") {
+        reply.integer(COMMANDS.len() as i64);
+    } else if is(sub, "INFO") {
+        reply.array(args.len() - 2);
+        for name in args.from(2) {
+            match COMMANDS.iter().find(|c| is(name, c.name)) {
+                Some(spec) => describe(spec, reply),
+                None => reply.null(),
+            }
+        }
+    } else if is(sub, "DOCS") {
+        // No documentation: `redis-cli` falls back on its own hints.
+        reply.map(0);
+    } else if is(sub, "LIST") {
+        reply.array(COMMANDS.len());
+        for spec in COMMANDS {
+            reply.bulk(spec.name.as_bytes());
+        }
+    } else {
+        reply.error(&format!(
+            "ERR unknown subcommand '{}'. Try COMMAND HELP.",
+            String::from_utf8_lossy(sub)
+        ));
+    }
+}
+
+/// One command as `COMMAND INFO` describes it (Redis 7's ten fields).
+fn describe(spec: &super::Spec, reply: &mut Reply<'_>) {
+    reply.array(10);
+    reply.bulk(spec.name.as_bytes());
+    reply.integer(spec.arity);
+    reply.array(spec.flags.len());
+    for flag in spec.flags {
+        reply.simple(flag);
+    }
+    reply.integer(spec.first_key);
+    reply.integer(spec.last_key);
+    reply.integer(i64::from(spec.first_key != 0));
+    reply.array(0); // ACL categories
+    reply.array(0); // tips
+    reply.array(0); // key specifications
+    reply.array(0); // subcommands
+}
+
+/// The parameters `CONFIG GET` knows, with their values.
+fn parameters(shared: &Shared) -> Vec<(&'static str, String)> {
+    let c = &shared.config;
+    vec![
+        ("port", c.port.to_string()),
+        ("bind", c.bind.join(" ")),
+        ("requirepass", c.requirepass.clone().unwrap_or_default()),
+        ("dir", c.dir.display().to_string()),
+        ("dbfilename", c.dbfilename.clone()),
+        (
+            "save",
+            c.save
+                .map_or(String::new(), |d| format!("{} 1", d.as_secs().max(1))),
+        ),
+        ("appendonly", "no".into()),
+        ("databases", "1".into()),
+        ("maxmemory", shared.db.max_memory().to_string()),
+        ("maxclients", c.maxclients.to_string()),
+        ("proto-max-bulk-len", c.limits.max_bulk.to_string()),
+        ("max-multibulk-len", c.limits.max_args.to_string()),
+        (
+            "client-query-buffer-limit",
+            c.limits.max_request.to_string(),
+        ),
+        ("cf-error-rate", c.error_rate.to_string()),
+    ]
+}
+
+/// `CONFIG GET pattern...`; `CONFIG SET` is refused, `CONFIG RESETSTAT` accepted.
+pub fn config(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    let sub = args.get(1);
+    if is(sub, "GET") && args.len() >= 3 {
+        let found: Vec<(&str, String)> = parameters(shared)
+            .into_iter()
+            .filter(|(name, _)| {
+                args.from(2)
+                    .any(|p| glob(&p.to_ascii_lowercase(), name.as_bytes()))
+            })
+            .collect();
+        reply.map(found.len());
+        for (name, value) in found {
+            reply.bulk(name.as_bytes());
+            reply.bulk(value.as_bytes());
+        }
+    } else if is(sub, "RESETSTAT") && args.len() == 2 {
+        reply.ok();
+    } else if is(sub, "SET") {
+        reply.error("ERR CONFIG SET is not supported: restart the server with the option");
+    } else {
+        reply.error(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CONFIG HELP.",
+            String::from_utf8_lossy(sub)
+        ));
+    }
+}
+
+/// `INFO [section...]`: the fields of Redis's sections that apply.
+pub fn info(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    let wanted = |section: &str| {
+        args.len() == 1
+            || args
+                .from(1)
+                .any(|a| is(a, section) || is(a, "all") || is(a, "everything") || is(a, "default"))
+    };
+    let mut text = String::new();
+    let c = &shared.config;
+    if wanted("server") {
+        let _ = write!(
+            text,
+            "# Server\r\nredis_version:{}\r\ncuckoo_server_version:{}\r\nredis_mode:standalone\r\n\
+             os:{}\r\narch_bits:{}\r\nmultiplexing_api:tokio\r\nprocess_id:{}\r\ntcp_port:{}\r\n\
+             uptime_in_seconds:{}\r\nexecutable:{}\r\n\r\n",
+            super::conn::REDIS_VERSION,
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            usize::BITS,
+            std::process::id(),
+            c.port,
+            shared.started.elapsed().as_secs(),
+            std::env::current_exe().map_or(String::new(), |p| p.display().to_string()),
+        );
+    }
+    if wanted("clients") {
+        let _ = write!(
+            text,
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\n\r\n",
+            shared.clients.load(Ordering::Relaxed),
+            c.maxclients
+        );
+    }
+    if wanted("memory") {
+        let used = shared.db.memory_usage();
+        let _ = write!(
+            text,
+            "# Memory\r\nused_memory:{used}\r\nused_memory_dataset:{used}\r\nmaxmemory:{}\r\n\r\n",
+            shared.db.max_memory()
+        );
+    }
+    if wanted("persistence") {
+        let store = &shared.store;
+        let _ = write!(
+            text,
+            "# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:{}\r\n\
+             rdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\n\
+             rdb_saves:{}\r\naof_enabled:0\r\n\r\n",
+            u8::from(shared.db.is_dirty()),
+            u8::from(store.background_running()),
+            store.last_save(),
+            if store.last_failed() { "err" } else { "ok" },
+            store.saves(),
+        );
+    }
+    if wanted("stats") {
+        let _ = write!(
+            text,
+            "# Stats\r\ntotal_connections_received:{}\r\n\r\n",
+            shared.connections.load(Ordering::Relaxed)
+        );
+    }
+    if wanted("cluster") {
+        text.push_str("# Cluster\r\ncluster_enabled:0\r\n\r\n");
+    }
+    if wanted("keyspace") {
+        text.push_str("# Keyspace\r\n");
+        let keys = shared.db.len();
+        if keys > 0 {
+            let _ = write!(text, "db0:keys={keys},expires=0,avg_ttl=0\r\n");
+        }
+    }
+    // Sections end with an empty line; the reply ends with the last field's.
+    let end = text.trim_end().len();
+    text.truncate(end);
+    text.push_str("\r\n");
+    reply.bulk(text.as_bytes());
+}
+
+/// `BGSAVE [SCHEDULE]`.
+pub fn bgsave(shared: &Shared, reply: &mut Reply<'_>) {
+    if shared.store.background_save() {
+        reply.simple("Background saving started");
+    } else {
+        reply.error("ERR Background save already in progress");
+    }
+}
+
+/// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE]`: saves (when saves are scheduled,
+/// or with `SAVE`), then stops.
+pub fn shutdown(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) -> Action {
+    let mut save = shared.config.save.is_some();
+    for arg in args.from(1) {
+        if is(arg, "NOSAVE") {
+            save = false;
+        } else if is(arg, "SAVE") {
+            save = true;
+        } else if !is(arg, "NOW") && !is(arg, "FORCE") {
+            reply.error("ERR syntax error");
+            return Action::Continue;
+        }
+    }
+    Action::Shutdown { save }
+}

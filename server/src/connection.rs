@@ -1,0 +1,163 @@
+//! One client connection: read requests, run them, write the replies.
+//!
+//! Requests are parsed out of the read buffer as they arrive, and every
+//! request the buffer holds whole is run before anything is written: the
+//! replies of a pipeline of N requests that arrive together go out in one
+//! `write`, in request order. A client that sends one request at a time
+//! gets each reply at once.
+
+use std::io;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::{Buf, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::cmd::{self, Action, Session, Shared};
+use crate::frame::{self, Args, Parsed, Reply};
+
+/// Replies are written out once this many bytes are waiting, even in the
+/// middle of a pipeline, so that a long pipeline does not pile up memory.
+const FLUSH_AT: usize = 1 << 20;
+
+/// A client connection.
+pub struct Connection {
+    stream: TcpStream,
+    input: BytesMut,
+    output: Vec<u8>,
+    /// Where each argument of the request being run lies in `input`.
+    spans: Vec<Range<usize>>,
+    session: Session,
+}
+
+/// How a connection ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum End {
+    /// The client closed it, sent `QUIT`, broke the protocol, or the socket failed.
+    Closed,
+    /// A client asked the server to stop (`SHUTDOWN`), and the save it asked
+    /// for, if any, is done.
+    Shutdown,
+}
+
+impl Connection {
+    /// A connection on `stream`, the `id`th since start.
+    pub fn new(stream: TcpStream, id: u64, authenticated: bool) -> Connection {
+        Connection {
+            stream,
+            input: BytesMut::with_capacity(16 * 1024),
+            output: Vec::with_capacity(16 * 1024),
+            spans: Vec::new(),
+            session: Session {
+                id,
+                resp3: false,
+                authenticated,
+                name: None,
+                dump: None,
+            },
+        }
+    }
+
+    /// Serves the connection until it ends.
+    pub async fn run(mut self, shared: Arc<Shared>) -> io::Result<End> {
+        // Parse nothing again until the buffer holds this many bytes.
+        let mut need = 1;
+        loop {
+            if self.input.len() >= need {
+                let mut at = 0;
+                loop {
+                    let parsed =
+                        frame::parse(&self.input[at..], &shared.config.limits, &mut self.spans);
+                    match parsed {
+                        Parsed::Request(len) => {
+                            let action = if self.spans.is_empty() {
+                                Action::Continue
+                            } else {
+                                let args = Args::new(&self.input[at..], &self.spans);
+                                cmd::execute(&shared, &mut self.session, args, &mut self.output)
+                            };
+                            at += len;
+                            match action {
+                                Action::Continue => {}
+                                Action::Close => {
+                                    self.flush().await?;
+                                    return Ok(End::Closed);
+                                }
+                                Action::Save => self.save(&shared).await,
+                                Action::Shutdown { save } => {
+                                    if self.shutdown(&shared, save).await {
+                                        return Ok(End::Shutdown);
+                                    }
+                                }
+                            }
+                            if self.output.len() >= FLUSH_AT {
+                                self.flush().await?;
+                            }
+                        }
+                        Parsed::Incomplete { need: more } => {
+                            need = more;
+                            break;
+                        }
+                        Parsed::Error(message) => {
+                            Reply::new(&mut self.output, self.session.resp3)
+                                .error(&format!("ERR {message}"));
+                            self.flush().await?;
+                            return Ok(End::Closed);
+                        }
+                    }
+                }
+                // `need` counts from the first unparsed byte, which is now
+                // the buffer's first.
+                self.input.advance(at);
+                self.flush().await?;
+            }
+            // Room for the next read: the buffer grows with what arrives, never
+            // to a size a header announced before its bytes came.
+            if self.input.capacity() == self.input.len() {
+                let missing = need.saturating_sub(self.input.len());
+                self.input.reserve(missing.clamp(16 * 1024, 1 << 20));
+            }
+            if self.stream.read_buf(&mut self.input).await? == 0 {
+                return Ok(End::Closed);
+            }
+        }
+    }
+
+    async fn flush(&mut self) -> io::Result<()> {
+        if !self.output.is_empty() {
+            self.stream.write_all(&self.output).await?;
+            self.output.clear();
+        }
+        Ok(())
+    }
+
+    /// `SAVE`: on a blocking thread, after any save under way; only this
+    /// connection waits for it.
+    async fn save(&mut self, shared: &Arc<Shared>) {
+        let store = Arc::clone(&shared.store);
+        let done = tokio::task::spawn_blocking(move || store.save()).await;
+        let mut reply = Reply::new(&mut self.output, self.session.resp3);
+        match done {
+            Ok(Ok(_)) => reply.ok(),
+            Ok(Err(e)) => reply.error(&format!("ERR saving failed: {e}")),
+            Err(_) => reply.error("ERR saving failed"),
+        }
+    }
+
+    /// `SHUTDOWN`: saves if asked, then tells the server to stop; whether
+    /// it did (a failed save leaves the server running, as Redis does).
+    async fn shutdown(&mut self, shared: &Arc<Shared>, save: bool) -> bool {
+        if save {
+            let store = Arc::clone(&shared.store);
+            let saved = tokio::task::spawn_blocking(move || store.save()).await;
+            if !matches!(saved, Ok(Ok(_))) {
+                Reply::new(&mut self.output, self.session.resp3)
+                    .error("ERR Errors trying to SHUTDOWN. Check logs.");
+                return false;
+            }
+        }
+        shared.shutdown.notify_one();
+        true
+    }
+}

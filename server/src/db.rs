@@ -1,0 +1,432 @@
+//! The keyspace: names mapped to filters, shared by every connection.
+//!
+//! The map is a [`papaya::HashMap`]: a lookup takes no lock and writes no
+//! shared memory, so every core looks up names at once; creating or
+//! deleting a name does not block lookups either. A value is an
+//! `Arc<Entry>`: a command looks its filter up and runs the filter operation
+//! on it with no lock held (the filters are lock-free). A filter deleted
+//! while a command runs on it stays alive until that command is done.
+//!
+//! Each filter is a [`CuckooFilter`] (a fixed size, `EXPANSION 0`) or a
+//! [`GrowableCuckooFilter`] (any other expansion, and filters that `CF.ADD`
+//! creates), hashing the raw bytes of each item with its own random seed.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use lockfree_cuckoo_filter::{BuildError, CuckooFilter, GrowableCuckooFilter, InsertError};
+
+/// A filter of either kind.
+pub enum Filter {
+    /// A fixed-size filter: inserts fail once it is full.
+    Fixed(CuckooFilter),
+    /// A filter that adds tables as it fills.
+    Growable(GrowableCuckooFilter),
+}
+
+impl Filter {
+    /// Adds `item` (a copy more if it is there).
+    pub fn insert(&self, item: &[u8]) -> Result<(), InsertError> {
+        match self {
+            Filter::Fixed(f) => f.insert(item),
+            Filter::Growable(f) => f.insert(item),
+        }
+    }
+
+    /// Adds `item` unless it is (or seems) present; whether it did.
+    pub fn insert_if_absent(&self, item: &[u8]) -> Result<bool, InsertError> {
+        match self {
+            Filter::Fixed(f) => f.insert_if_absent(item),
+            Filter::Growable(f) => f.insert_if_absent(item),
+        }
+    }
+
+    /// Whether `item` may be present.
+    pub fn contains(&self, item: &[u8]) -> bool {
+        match self {
+            Filter::Fixed(f) => f.contains(item),
+            Filter::Growable(f) => f.contains(item),
+        }
+    }
+
+    /// Looks every item up at once (faster than one by one on large tables).
+    pub fn contains_batch(&self, items: &[&[u8]], out: &mut [bool]) {
+        match self {
+            Filter::Fixed(f) => f.contains_batch(items, out),
+            Filter::Growable(f) => f.contains_batch(items, out),
+        };
+    }
+
+    /// Removes one copy of `item`; whether there was one.
+    pub fn remove(&self, item: &[u8]) -> bool {
+        match self {
+            Filter::Fixed(f) => f.remove(item),
+            Filter::Growable(f) => f.remove(item),
+        }
+    }
+
+    /// Fingerprints held: items inserted (copies included) less those removed.
+    pub fn len(&self) -> usize {
+        match self {
+            Filter::Fixed(f) => f.len(),
+            Filter::Growable(f) => f.len(),
+        }
+    }
+
+    /// Whether it holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Items it holds before it is full (a growable filter: before it grows).
+    pub fn capacity(&self) -> usize {
+        match self {
+            Filter::Fixed(f) => f.capacity(),
+            Filter::Growable(f) => f.capacity(),
+        }
+    }
+
+    /// Bytes of memory it takes.
+    pub fn memory_usage(&self) -> usize {
+        match self {
+            Filter::Fixed(f) => f.memory_usage(),
+            Filter::Growable(f) => f.memory_usage(),
+        }
+    }
+
+    /// Buckets in all its tables.
+    pub fn buckets(&self) -> u64 {
+        match self {
+            Filter::Fixed(f) => f.bucket_count(),
+            // Four fingerprints a bucket, as the library counts slots.
+            Filter::Growable(f) => (f.slots() / 4) as u64,
+        }
+    }
+
+    /// Tables: 1 for a fixed filter.
+    pub fn tables(&self) -> usize {
+        match self {
+            Filter::Fixed(_) => 1,
+            Filter::Growable(f) => f.table_count(),
+        }
+    }
+
+    /// Its false-positive rate bound at its present load.
+    pub fn false_positive_rate(&self) -> f64 {
+        match self {
+            Filter::Fixed(f) => f.false_positive_rate(),
+            Filter::Growable(f) => f.false_positive_rate(),
+        }
+    }
+
+    /// Its bytes, in the library's format, as a live snapshot.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            Filter::Fixed(f) => f.to_bytes(),
+            Filter::Growable(f) => f.to_bytes(),
+        }
+    }
+
+    /// Decodes bytes that [`to_bytes`](Self::to_bytes) wrote, of either kind.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Filter, lockfree_cuckoo_filter::DecodeError> {
+        match GrowableCuckooFilter::from_bytes(bytes) {
+            Err(lockfree_cuckoo_filter::DecodeError::WrongFilterType { growable: false }) => {
+                CuckooFilter::from_bytes(bytes).map(Filter::Fixed)
+            }
+            other => other.map(Filter::Growable),
+        }
+    }
+}
+
+/// What `CF.RESERVE` was given that the filter itself does not record:
+/// accepted and reported by `CF.INFO`, as RedisBloom does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    /// `BUCKETSIZE` (RedisBloom's default 2; the layout here has its own).
+    pub bucket_size: u64,
+    /// `MAXITERATIONS` (RedisBloom's default 20).
+    pub max_iterations: u64,
+    /// `EXPANSION` (RedisBloom's default 1; 0 makes a fixed-size filter).
+    pub expansion: u64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            bucket_size: 2,
+            max_iterations: 20,
+            expansion: 1,
+        }
+    }
+}
+
+/// One name's value.
+pub struct Entry {
+    /// The filter.
+    pub filter: Filter,
+    /// Successful `CF.DEL`s, for `CF.INFO`.
+    pub deleted: AtomicU64,
+    /// The options it was reserved with.
+    pub params: Params,
+    /// Bytes charged against the memory limit when it was created.
+    pub charged: usize,
+}
+
+/// Why a filter could not be created.
+#[derive(Debug)]
+pub enum CreateError {
+    /// The name is taken.
+    Exists,
+    /// It would take the filters over the memory limit.
+    OverMemoryLimit {
+        /// Bytes it would take.
+        wanted: usize,
+        /// Bytes left under the limit.
+        left: usize,
+    },
+    /// The library refused the options (or the allocation).
+    Build(BuildError),
+}
+
+impl std::fmt::Display for CreateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CreateError::Exists => f.write_str("ERR item exists"),
+            CreateError::OverMemoryLimit { wanted, left } => write!(
+                f,
+                "ERR Insufficient memory to create filter: it would take {wanted} bytes, \
+                 {left} are left under maxmemory"
+            ),
+            CreateError::Build(BuildError::AllocationFailed(_)) => {
+                f.write_str("ERR Insufficient memory to create filter")
+            }
+            CreateError::Build(e) => write!(f, "ERR Could not create filter: {e}"),
+        }
+    }
+}
+
+/// How to build a new filter.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    /// Items it must hold (a growable filter: before its first growth).
+    pub capacity: usize,
+    /// The false-positive rate it must stay under.
+    pub rate: f64,
+    /// RedisBloom's options, recorded; `expansion == 0` makes it fixed.
+    pub params: Params,
+}
+
+/// The shared keyspace.
+pub struct Db {
+    map: papaya::HashMap<Box<[u8]>, Arc<Entry>>,
+    /// Bytes the filters may take, all together (0: no limit).
+    max_memory: usize,
+    /// Bytes charged by the filters alive, at their creation.
+    charged: AtomicUsize,
+    /// Whether anything changed since the last save began.
+    dirty: AtomicBool,
+}
+
+impl Db {
+    /// An empty keyspace whose filters may take `max_memory` bytes in all
+    /// (0: no limit).
+    pub fn new(max_memory: usize) -> Db {
+        Db {
+            map: papaya::HashMap::new(),
+            max_memory,
+            charged: AtomicUsize::new(0),
+            dirty: AtomicBool::new(false),
+        }
+    }
+
+    /// Runs `f` on the entry of `key`, if there is one, with no lock held.
+    #[inline]
+    pub fn with<R>(&self, key: &[u8], f: impl FnOnce(&Entry) -> R) -> Option<R> {
+        let map = self.map.pin();
+        map.get(key).map(|entry| f(entry))
+    }
+
+    /// The entry of `key`, if any.
+    pub fn get(&self, key: &[u8]) -> Option<Arc<Entry>> {
+        self.map.pin().get(key).cloned()
+    }
+
+    /// Notes a change, for the save schedule: a store only when the flag is
+    /// not already set, so that writers on every core do not contend for it.
+    #[inline]
+    pub fn touch(&self) {
+        if !self.dirty.load(Ordering::Relaxed) {
+            self.dirty.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Whether anything changed since the last [`take_dirty`](Self::take_dirty).
+    pub fn is_dirty(&self) -> bool {
+        self.dirty.load(Ordering::SeqCst)
+    }
+
+    /// Clears the change flag before a save reads the filters; whether it was set.
+    pub fn take_dirty(&self) -> bool {
+        self.dirty.swap(false, Ordering::SeqCst)
+    }
+
+    /// Bytes a filter built from `spec` would take, without building it.
+    pub fn estimate(spec: &Spec) -> Result<usize, BuildError> {
+        // The width the rate picks, from the smallest table of that kind.
+        let bits_per_slot = if spec.params.expansion == 0 {
+            CuckooFilter::builder()
+                .capacity(0)
+                .false_positive_rate(spec.rate)
+                .build()?
+                .fingerprint_bits()
+                .bits_per_slot()
+        } else {
+            let probe = GrowableCuckooFilter::builder()
+                .initial_capacity(0)
+                .false_positive_rate(spec.rate)
+                .build()?;
+            probe.fingerprint_bits()[0].bits_per_slot()
+        };
+        // Tables are sized for 94 % load.
+        let slots = spec.capacity as f64 / 0.94;
+        Ok((slots * bits_per_slot / 8.0) as usize + 4096)
+    }
+
+    /// Builds a filter from `spec`, refusing one over the memory limit.
+    pub fn build(&self, spec: &Spec) -> Result<Entry, CreateError> {
+        let wanted = Db::estimate(spec).map_err(CreateError::Build)?;
+        if self.max_memory > 0 {
+            let left = self
+                .max_memory
+                .saturating_sub(self.charged.load(Ordering::Relaxed));
+            if wanted > left {
+                return Err(CreateError::OverMemoryLimit { wanted, left });
+            }
+        }
+        let filter = if spec.params.expansion == 0 {
+            Filter::Fixed(
+                CuckooFilter::builder()
+                    .capacity(spec.capacity)
+                    .false_positive_rate(spec.rate)
+                    .build()
+                    .map_err(CreateError::Build)?,
+            )
+        } else {
+            Filter::Growable(
+                GrowableCuckooFilter::builder()
+                    .initial_capacity(spec.capacity)
+                    .false_positive_rate(spec.rate)
+                    .build()
+                    .map_err(CreateError::Build)?,
+            )
+        };
+        let charged = filter.memory_usage();
+        Ok(Entry {
+            filter,
+            deleted: AtomicU64::new(0),
+            params: spec.params,
+            charged,
+        })
+    }
+
+    /// Checks that a filter of `bytes` fits under the memory limit.
+    pub fn check_memory(&self, bytes: usize) -> Result<(), CreateError> {
+        if self.max_memory == 0 {
+            return Ok(());
+        }
+        let left = self
+            .max_memory
+            .saturating_sub(self.charged.load(Ordering::Relaxed));
+        if bytes > left {
+            return Err(CreateError::OverMemoryLimit {
+                wanted: bytes,
+                left,
+            });
+        }
+        Ok(())
+    }
+
+    /// Puts `entry` under `key` if the name is free; the entry under the name
+    /// afterwards (the one given, or the one that was there).
+    pub fn insert_new(&self, key: &[u8], entry: Entry) -> (Arc<Entry>, bool) {
+        let charged = entry.charged;
+        let map = self.map.pin();
+        match map.try_insert(key.into(), Arc::new(entry)) {
+            Ok(added) => {
+                self.charged.fetch_add(charged, Ordering::Relaxed);
+                self.touch();
+                (Arc::clone(added), true)
+            }
+            Err(e) => (Arc::clone(e.current), false),
+        }
+    }
+
+    /// Puts `entry` under `key`, replacing any filter there.
+    pub fn replace(&self, key: &[u8], entry: Entry) {
+        let charged = entry.charged;
+        let old = self.map.pin().insert(key.into(), Arc::new(entry)).cloned();
+        self.charged.fetch_add(charged, Ordering::Relaxed);
+        if let Some(old) = old {
+            self.charged.fetch_sub(old.charged, Ordering::Relaxed);
+        }
+        self.touch();
+    }
+
+    /// Deletes `key`; whether it was there.
+    pub fn remove(&self, key: &[u8]) -> bool {
+        let map = self.map.pin();
+        match map.remove(key) {
+            Some(old) => {
+                self.charged.fetch_sub(old.charged, Ordering::Relaxed);
+                self.touch();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Deletes every key.
+    pub fn clear(&self) {
+        let map = self.map.pin();
+        for key in map.keys() {
+            if let Some(old) = map.remove(key) {
+                self.charged.fetch_sub(old.charged, Ordering::Relaxed);
+            }
+        }
+        self.touch();
+    }
+
+    /// The number of keys.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every key and its entry, at some moment during the call.
+    pub fn entries(&self) -> Vec<(Box<[u8]>, Arc<Entry>)> {
+        let map = self.map.pin();
+        map.iter()
+            .map(|(k, v)| (k.clone(), Arc::clone(v)))
+            .collect()
+    }
+
+    /// The names, in no order.
+    pub fn keys(&self) -> Vec<Box<[u8]>> {
+        self.map.pin().keys().cloned().collect()
+    }
+
+    /// Bytes the filters take now.
+    pub fn memory_usage(&self) -> usize {
+        let map = self.map.pin();
+        map.values().map(|e| e.filter.memory_usage()).sum()
+    }
+
+    /// The memory limit (0: none).
+    pub fn max_memory(&self) -> usize {
+        self.max_memory
+    }
+}

@@ -1,0 +1,26 @@
+//! `cuckoo-server`: a Redis-compatible server of lock-free cuckoo filters.
+//!
+//! It speaks RESP2 and RESP3 and RedisBloom's `CF.*` commands, so that every
+//! Redis client, `redis-cli` and `redis-benchmark` work with it; it serves
+//! connections on every core with no lock around any filter operation, and
+//! saves through live snapshots. See the README for how to run it.
+//!
+//! The modules, in the order a request meets them:
+//!
+//! * [`server`]: listens, accepts, runs the save schedule, stops.
+//! * [`connection`]: reads requests, runs them, writes the replies.
+//! * [`frame`]: RESP: parses requests, writes replies.
+//! * [`cmd`]: the commands, one module per family.
+//! * [`db`]: the names and their filters.
+//! * [`persist`]: the save file, its lock, saves and the load at start.
+//! * [`config`]: the options, as redis-server takes them.
+
+#![warn(missing_docs)]
+
+pub mod cmd;
+pub mod config;
+pub mod connection;
+pub mod db;
+pub mod frame;
+pub mod persist;
+pub mod server;

@@ -1,0 +1,134 @@
+//! The listening side: accept connections, run the save schedule, stop.
+
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::cmd::Shared;
+use crate::config::Config;
+use crate::connection::{Connection, End};
+use crate::db::Db;
+use crate::persist::Store;
+
+/// Opens the save file (loading it), binds the addresses, and serves until
+/// `SHUTDOWN`, SIGTERM or SIGINT. A start that cannot load the file or bind
+/// returns the error before serving anything.
+pub async fn run(config: Config) -> Result<(), String> {
+    let db = Arc::new(Db::new(config.maxmemory));
+    let path = config.path();
+    let started = Instant::now();
+    let (store, loaded) = Store::open(path.clone(), Arc::clone(&db)).map_err(|e| e.to_string())?;
+    if loaded > 0 || path.exists() {
+        println!(
+            "loaded {loaded} filters from {} in {:.1} ms",
+            path.display(),
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    let mut listeners = Vec::new();
+    for addr in &config.bind {
+        let listener = TcpListener::bind((addr.as_str(), config.port))
+            .await
+            .map_err(|e| format!("cannot listen on {addr} port {}: {e}", config.port))?;
+        listeners.push(listener);
+    }
+    let shared = Arc::new(Shared {
+        db,
+        store: Arc::new(store),
+        config,
+        started,
+        clients: 0.into(),
+        connections: 0.into(),
+        loads: Mutex::new(Default::default()),
+        shutdown: tokio::sync::Notify::new(),
+    });
+    for listener in listeners {
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        println!("ready to accept connections on {addr}");
+        tokio::spawn(accept(listener, Arc::clone(&shared)));
+    }
+    if let Some(every) = shared.config.save {
+        println!(
+            "saving to {} every {:.1} s when anything changed",
+            path.display(),
+            every.as_secs_f64()
+        );
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                if shared.db.is_dirty() {
+                    shared.store.background_save();
+                }
+            }
+        });
+    }
+    wait_for_stop(&shared).await
+}
+
+/// Waits for `SHUTDOWN` (its save is done), or for SIGTERM or SIGINT (then
+/// saves if saves are scheduled, as Redis does).
+async fn wait_for_stop(shared: &Arc<Shared>) -> Result<(), String> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| e.to_string())?;
+    let signalled = tokio::select! {
+        _ = shared.shutdown.notified() => false,
+        _ = term.recv() => true,
+        _ = tokio::signal::ctrl_c() => true,
+    };
+    if signalled && shared.config.save.is_some() {
+        let store = Arc::clone(&shared.store);
+        match tokio::task::spawn_blocking(move || store.save()).await {
+            Ok(Ok(report)) => println!("{report} before stopping"),
+            Ok(Err(e)) => return Err(format!("the save before stopping failed: {e}")),
+            Err(e) => return Err(format!("the save before stopping failed: {e}")),
+        }
+    }
+    println!("stopped");
+    Ok(())
+}
+
+async fn accept(listener: TcpListener, shared: Arc<Shared>) {
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of file descriptors, or a connection reset before it
+                // was taken: wait a moment rather than spin.
+                eprintln!("cuckoo-server: accept: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        tokio::spawn(serve(stream, Arc::clone(&shared)));
+    }
+}
+
+async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
+    let id = shared.connections.fetch_add(1, Ordering::Relaxed) + 1;
+    if shared.clients.fetch_add(1, Ordering::SeqCst) >= shared.config.maxclients {
+        let _ = stream
+            .write_all(b"-ERR max number of clients reached\r\n")
+            .await;
+        shared.clients.fetch_sub(1, Ordering::SeqCst);
+        return;
+    }
+    let _ = stream.set_nodelay(true);
+    let authenticated = shared.config.requirepass.is_none();
+    let ended: io::Result<End> = Connection::new(stream, id, authenticated)
+        .run(Arc::clone(&shared))
+        .await;
+    shared.clients.fetch_sub(1, Ordering::SeqCst);
+    if let Err(e) = ended {
+        if e.kind() != io::ErrorKind::ConnectionReset && e.kind() != io::ErrorKind::BrokenPipe {
+            eprintln!("cuckoo-server: connection {id}: {e}");
+        }
+    }
+}

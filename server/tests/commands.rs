@@ -1,0 +1,640 @@
+//! Every command, through a real client (redis-rs), in RESP2 and RESP3.
+
+mod common;
+
+use common::{error_text, Server, TempDir};
+use redis::{cmd, Connection, Value};
+
+fn q<T: redis::FromRedisValue>(con: &mut Connection, args: &[&[u8]]) -> T {
+    let mut c = cmd(std::str::from_utf8(args[0]).unwrap());
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c.query(con).unwrap_or_else(|e| {
+        panic!(
+            "{:?}: {e}",
+            String::from_utf8_lossy(&args.concat()[..args.concat().len().min(80)])
+        )
+    })
+}
+
+fn err(con: &mut Connection, args: &[&str]) -> String {
+    let mut c = cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    match c.query::<Value>(con) {
+        Ok(v) => panic!("{args:?} answered {v:?}, not an error"),
+        Err(e) => error_text(&e),
+    }
+}
+
+macro_rules! q {
+    ($con:expr, $($arg:expr),+) => { q($con, &[$(AsRef::<[u8]>::as_ref(&$arg)),+]) };
+}
+
+fn info_field(con: &mut Connection, key: &str, field: &str) -> i64 {
+    let info: Vec<Value> = q!(con, "CF.INFO", key);
+    let at = info
+        .iter()
+        .position(|v| matches!(v, Value::SimpleString(s) if s == field))
+        .unwrap_or_else(|| panic!("no {field} in {info:?}"));
+    match &info[at + 1] {
+        Value::Int(n) => *n,
+        other => panic!("{field}: {other:?}"),
+    }
+}
+
+#[test]
+fn cf_commands_resp2() {
+    let dir = TempDir::new("cf2");
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+
+    let ok: String = q!(con, "CF.RESERVE", "f", "1000");
+    assert_eq!(ok, "OK");
+    // Refused, with RedisBloom's words (or Redis's for the arity).
+    let refused: &[(&[&str], &str)] = &[
+        (&["CF.RESERVE", "f", "1000"], "ERR item exists"),
+        (&["CF.RESERVE", "g", "x"], "Bad capacity"),
+        (
+            &["CF.RESERVE", "g", "3"],
+            "Capacity must be at least (BucketSize * 2)",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "BUCKETSIZE"],
+            "ERR wrong number of arguments for 'cf.reserve' command",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "BUCKETSIZE", "x"],
+            "Couldn't parse BUCKETSIZE",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "BUCKETSIZE", "256"],
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "MAXITERATIONS", "0"],
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "EXPANSION", "-1"],
+            "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "ERROR_RATE", "1.5"],
+            "ERR ERROR_RATE: value must be a number between 0 and 1, exclusive.",
+        ),
+        (
+            &["CF.RESERVE", "g", "100", "COLOUR", "blue"],
+            "Unknown argument received",
+        ),
+        (
+            &["CF.ADD", "f"],
+            "ERR wrong number of arguments for 'cf.add' command",
+        ),
+    ];
+    for (args, error) in refused {
+        assert_eq!(err(con, args), *error, "{args:?}");
+    }
+    let exists: i64 = q!(con, "EXISTS", "g");
+    assert_eq!(exists, 0, "a refused CF.RESERVE creates nothing");
+
+    // Add, look up, remove.
+    let added: i64 = q!(con, "CF.ADD", "f", "apple");
+    assert_eq!(added, 1);
+    let added: i64 = q!(con, "CF.ADD", "f", "apple");
+    assert_eq!(added, 1, "CF.ADD adds a copy");
+    let added: i64 = q!(con, "CF.ADDNX", "f", "apple");
+    assert_eq!(added, 0);
+    let added: i64 = q!(con, "CF.ADDNX", "f", "pear");
+    assert_eq!(added, 1);
+    let found: i64 = q!(con, "CF.EXISTS", "f", "apple");
+    assert_eq!(found, 1);
+    let found: i64 = q!(con, "CF.EXISTS", "f", "plum");
+    assert_eq!(found, 0);
+    let found: i64 = q!(con, "CF.EXISTS", "nothing", "plum");
+    assert_eq!(found, 0, "a missing key holds nothing");
+    let found: Vec<i64> = q!(con, "CF.MEXISTS", "f", "apple", "plum", "pear");
+    assert_eq!(found, [1, 0, 1]);
+    let found: Vec<i64> = q!(con, "CF.MEXISTS", "nothing", "apple");
+    assert_eq!(found, [0]);
+    let count: i64 = q!(con, "CF.COUNT", "f", "pear");
+    assert_eq!(count, 1);
+    assert_eq!(info_field(con, "f", "Number of items inserted"), 3);
+    let removed: i64 = q!(con, "CF.DEL", "f", "apple");
+    assert_eq!(removed, 1);
+    let found: i64 = q!(con, "CF.EXISTS", "f", "apple");
+    assert_eq!(found, 1, "one copy is left");
+    let removed: i64 = q!(con, "CF.DEL", "f", "apple");
+    assert_eq!(removed, 1);
+    let removed: i64 = q!(con, "CF.DEL", "f", "apple");
+    assert_eq!(removed, 0);
+    let found: i64 = q!(con, "CF.EXISTS", "f", "apple");
+    assert_eq!(found, 0);
+    assert_eq!(err(con, &["CF.DEL", "nothing", "x"]), "Not found");
+    assert_eq!(info_field(con, "f", "Number of items deleted"), 2);
+    assert_eq!(info_field(con, "f", "Number of items inserted"), 1);
+    assert_eq!(info_field(con, "f", "Number of filters"), 1);
+    assert_eq!(info_field(con, "f", "Expansion rate"), 1);
+    assert_eq!(info_field(con, "f", "Bucket size"), 2);
+    assert_eq!(info_field(con, "f", "Max iterations"), 20);
+    assert!(info_field(con, "f", "Capacity") >= 1000);
+    assert_eq!(err(con, &["CF.INFO", "nothing"]), "ERR not found");
+    let ok: String = q!(con, "CF.COMPACT", "f");
+    assert_eq!(ok, "OK");
+    assert_eq!(
+        err(con, &["CF.COMPACT", "nothing"]),
+        "Cuckoo filter was not found"
+    );
+    let debug: String = q!(con, "CF.DEBUG", "f");
+    assert!(debug.starts_with("bktsize:2 buckets:"), "{debug}");
+
+    // CF.ADD creates a growable filter.
+    let added: i64 = q!(con, "CF.ADD", "auto", "x");
+    assert_eq!(added, 1);
+    for i in 0..5000 {
+        let _: i64 = q!(con, "CF.ADD", "auto", format!("item{i}"));
+    }
+    assert!(info_field(con, "auto", "Number of filters") > 1, "it grew");
+    let found: Vec<i64> = q(
+        con,
+        &[&b"CF.MEXISTS"[..], b"auto", b"item0", b"item4999", b"x"],
+    );
+    assert_eq!(found, [1, 1, 1]);
+
+    // CF.INSERT and CF.INSERTNX.
+    let r: Vec<i64> = q!(con, "CF.INSERT", "ins", "ITEMS", "a", "b", "a");
+    assert_eq!(r, [1, 1, 1]);
+    let r: Vec<i64> = q!(
+        con,
+        "CF.INSERTNX",
+        "ins",
+        "CAPACITY",
+        "1000",
+        "ITEMS",
+        "a",
+        "c"
+    );
+    assert_eq!(r, [0, 1]);
+    assert_eq!(info_field(con, "ins", "Number of items inserted"), 4);
+    assert_eq!(
+        err(con, &["CF.INSERT", "new", "NOCREATE", "ITEMS", "a"]),
+        "ERR not found"
+    );
+    assert_eq!(
+        err(con, &["CF.INSERT", "new", "CAPACITY", "x", "ITEMS", "a"]),
+        "Bad capacity"
+    );
+    assert_eq!(
+        err(con, &["CF.INSERT", "new", "CAPACITY", "2", "ITEMS", "a"]),
+        "Capacity must be at least (BucketSize * 2)"
+    );
+    assert_eq!(
+        err(con, &["CF.INSERT", "new", "WHAT", "ITEMS", "a"]),
+        "Unknown argument received"
+    );
+    assert_eq!(
+        err(con, &["CF.INSERT", "new", "ITEMS"]),
+        "ERR wrong number of arguments for 'cf.insert' command"
+    );
+    assert_eq!(
+        err(con, &["CF.INSERT", "new", "CAPACITY", "100", "NOCREATE"]),
+        "ERR wrong number of arguments for 'cf.insert' command"
+    );
+    let r: Vec<i64> = q!(con, "CF.INSERT", "new", "CAPACITY", "100000", "ITEMS", "z");
+    assert_eq!(r, [1]);
+    assert!(info_field(con, "new", "Capacity") >= 100_000);
+
+    // A fixed filter (EXPANSION 0) fills up: errors as RedisBloom's.
+    let _: String = q!(con, "CF.RESERVE", "small", "4", "EXPANSION", "0");
+    let mut full_at = None;
+    for i in 0..1000 {
+        match cmd("CF.ADD").arg("small").arg(i).query::<i64>(con) {
+            Ok(1) => {}
+            Ok(other) => panic!("CF.ADD answered {other}"),
+            Err(e) => {
+                assert_eq!(error_text(&e), "Filter is full");
+                full_at = Some(i);
+                break;
+            }
+        }
+    }
+    let full_at = full_at.expect("a fixed filter of 4 items fills up");
+    assert_eq!(info_field(con, "small", "Number of filters"), 1);
+    assert_eq!(
+        info_field(con, "small", "Number of items inserted"),
+        full_at
+    );
+    let r: Vec<i64> = q!(con, "CF.INSERT", "small", "ITEMS", "more");
+    assert_eq!(r, [-1]);
+    let r: Vec<i64> = q!(con, "CF.INSERTNX", "small", "ITEMS", "more");
+    assert_eq!(r, [-1]);
+
+    // ERROR_RATE picks the layout: a lower rate takes more memory.
+    let _: String = q!(con, "CF.RESERVE", "loose", "100000", "ERROR_RATE", "0.05");
+    let _: String = q!(con, "CF.RESERVE", "tight", "100000", "ERROR_RATE", "0.0001");
+    let (loose, tight) = (
+        info_field(con, "loose", "Size"),
+        info_field(con, "tight", "Size"),
+    );
+    assert!(tight > loose * 3 / 2, "{tight} {loose}");
+
+    // Binary items and names.
+    let weird: &[u8] = b"\x00\r\n\xff*1\r\n";
+    let added: i64 = q(con, &[&b"CF.ADD"[..], weird, weird]);
+    assert_eq!(added, 1);
+    let found: i64 = q(con, &[&b"CF.EXISTS"[..], weird, weird]);
+    assert_eq!(found, 1);
+    let found: i64 = q(con, &[&b"CF.EXISTS"[..], weird, b"\x00"]);
+    assert_eq!(found, 0);
+}
+
+#[test]
+fn cf_commands_resp3() {
+    let dir = TempDir::new("cf3");
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect3();
+    let v: Value = q!(con, "CF.ADD", "f", "a");
+    assert_eq!(v, Value::Boolean(true));
+    let v: Value = q!(con, "CF.ADDNX", "f", "a");
+    assert_eq!(v, Value::Boolean(false));
+    let v: Value = q!(con, "CF.EXISTS", "f", "a");
+    assert_eq!(v, Value::Boolean(true));
+    let v: Value = q!(con, "CF.EXISTS", "none", "a");
+    assert_eq!(v, Value::Boolean(false));
+    let v: Value = q!(con, "CF.MEXISTS", "f", "a", "b");
+    assert_eq!(
+        v,
+        Value::Array(vec![Value::Boolean(true), Value::Boolean(false)])
+    );
+    let v: Value = q!(con, "CF.INSERT", "f", "ITEMS", "b");
+    assert_eq!(v, Value::Array(vec![Value::Boolean(true)]));
+    let v: Value = q!(con, "CF.INSERTNX", "f", "ITEMS", "b", "c");
+    assert_eq!(v, Value::Array(vec![Value::Int(0), Value::Int(1)]));
+    let v: Value = q!(con, "CF.COUNT", "f", "a");
+    assert_eq!(v, Value::Int(1));
+    let v: Value = q!(con, "CF.DEL", "f", "a");
+    assert_eq!(v, Value::Boolean(true));
+    let v: Value = q!(con, "CF.INFO", "f");
+    let Value::Map(fields) = v else {
+        panic!("{v:?}")
+    };
+    assert!(fields.contains(&(
+        Value::SimpleString("Number of items inserted".into()),
+        Value::Int(2)
+    )));
+    assert!(matches!(fields.last(), Some((_, Value::Double(r))) if *r > 0.0 && *r < 0.01));
+    let _: Value = q!(con, "CF.RESERVE", "full", "4", "EXPANSION", "0");
+    let mut last = Value::Nil;
+    for i in 0..100 {
+        last = q!(con, "CF.INSERT", "full", "ITEMS", format!("{i}"));
+    }
+    assert_eq!(
+        last,
+        Value::Array(vec![Value::Boolean(false)]),
+        "full: false in RESP3"
+    );
+    // The end of a dump is [0, null].
+    let mut iter = 0i64;
+    loop {
+        let v: Value = q!(con, "CF.SCANDUMP", "f", iter.to_string());
+        let Value::Array(parts) = v else {
+            panic!("{v:?}")
+        };
+        match parts.as_slice() {
+            [Value::Int(0), Value::Nil] => break,
+            [Value::Int(next), Value::BulkString(_)] => iter = *next,
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn scandump_and_loadchunk() {
+    let dir = TempDir::new("dump");
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    // A fixed filter, a growable one that grew, and one large enough for
+    // several chunks.
+    let _: String = q!(con, "CF.RESERVE", "fixed", "1000", "EXPANSION", "0");
+    let _: String = q!(con, "CF.RESERVE", "grown", "100");
+    let _: String = q!(
+        con,
+        "CF.RESERVE",
+        "large",
+        "6000000",
+        "ERROR_RATE",
+        "0.0001"
+    );
+    for i in 0..2000 {
+        let item = format!("i{i}");
+        if i < 900 {
+            let _: i64 = q!(con, "CF.ADD", "fixed", item);
+        }
+        let _: i64 = q!(con, "CF.ADD", "grown", item);
+        let _: i64 = q!(con, "CF.ADD", "large", item);
+    }
+    assert!(info_field(con, "grown", "Number of filters") > 1);
+    for key in ["fixed", "grown", "large"] {
+        let mut chunks: Vec<(i64, Vec<u8>)> = Vec::new();
+        let mut iter = 0i64;
+        loop {
+            let (next, data): (i64, Option<Vec<u8>>) =
+                q!(con, "CF.SCANDUMP", key, iter.to_string());
+            if next == 0 {
+                assert!(data.is_none());
+                break;
+            }
+            chunks.push((next, data.unwrap()));
+            iter = next;
+        }
+        if key == "large" {
+            assert!(chunks.len() > 1, "several chunks");
+        }
+        let items = info_field(con, key, "Number of items inserted");
+        let tables = info_field(con, key, "Number of filters");
+        let _: i64 = q!(con, "DEL", key);
+        for (i, (iter, data)) in chunks.iter().enumerate() {
+            // Until the last chunk, the filter is not there.
+            let exists: i64 = q!(con, "EXISTS", key);
+            assert_eq!(exists, 0, "{key} before chunk {i}");
+            let ok: String = q(
+                con,
+                &[
+                    &b"CF.LOADCHUNK"[..],
+                    key.as_bytes(),
+                    iter.to_string().as_bytes(),
+                    data,
+                ],
+            );
+            assert_eq!(ok, "OK");
+        }
+        assert_eq!(info_field(con, key, "Number of items inserted"), items);
+        assert_eq!(info_field(con, key, "Number of filters"), tables);
+        let n = if key == "fixed" { 900 } else { 2000 };
+        for i in 0..n {
+            let found: i64 = q!(con, "CF.EXISTS", key, format!("i{i}"));
+            assert_eq!(found, 1, "{key} i{i}");
+        }
+    }
+    // Loading over an existing filter, out of order, or damaged bytes.
+    let (next, data): (i64, Vec<u8>) = q!(con, "CF.SCANDUMP", "fixed", "0");
+    let e = cmd("CF.LOADCHUNK")
+        .arg("fixed")
+        .arg(next)
+        .arg(&data)
+        .query::<Value>(con)
+        .unwrap_err();
+    assert_eq!(error_text(&e), "ERR item exists");
+    let e = cmd("CF.LOADCHUNK")
+        .arg("other")
+        .arg(next + 5)
+        .arg(&data)
+        .query::<Value>(con)
+        .unwrap_err();
+    assert_eq!(error_text(&e), "ERR not found");
+    let mut bad = data.clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 1;
+    let e = cmd("CF.LOADCHUNK")
+        .arg("other")
+        .arg(next)
+        .arg(&bad)
+        .query::<Value>(con)
+        .unwrap_err();
+    assert!(error_text(&e).starts_with("Couldn't load chunk!"), "{e}");
+    let e = cmd("CF.LOADCHUNK")
+        .arg("other")
+        .arg(0)
+        .arg(&data)
+        .query::<Value>(con)
+        .unwrap_err();
+    assert_eq!(error_text(&e), "Invalid position");
+    assert_eq!(
+        err(con, &["CF.SCANDUMP", "fixed", "-1"]),
+        "Invalid position"
+    );
+    assert_eq!(err(con, &["CF.SCANDUMP", "nothing", "0"]), "ERR not found");
+    let exists: i64 = q!(con, "EXISTS", "other");
+    assert_eq!(exists, 0);
+}
+
+#[test]
+fn key_commands() {
+    let dir = TempDir::new("keys");
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    for i in 0..250 {
+        let _: i64 = q!(con, "CF.ADD", format!("key:{i}"), "x");
+    }
+    let _: i64 = q!(con, "CF.ADD", "other", "x");
+    let n: i64 = q!(con, "DBSIZE");
+    assert_eq!(n, 251);
+    let t: String = q!(con, "TYPE", "other");
+    assert_eq!(t, "MBbloomCF");
+    let t: String = q!(con, "TYPE", "nothing");
+    assert_eq!(t, "none");
+    let n: i64 = q!(con, "EXISTS", "other", "other", "nothing", "key:1");
+    assert_eq!(n, 3);
+    let mut keys: Vec<String> = q!(con, "KEYS", "key:1?");
+    keys.sort();
+    assert_eq!(
+        keys,
+        (10..20).map(|i| format!("key:{i}")).collect::<Vec<_>>()
+    );
+    let all: Vec<String> = q!(con, "KEYS", "*");
+    assert_eq!(all.len(), 251);
+    // SCAN returns every key once, in pieces.
+    let mut seen = Vec::new();
+    let mut cursor = "0".to_string();
+    let mut calls = 0;
+    loop {
+        let (next, batch): (String, Vec<String>) =
+            q!(con, "SCAN", cursor, "MATCH", "key:*", "COUNT", "20");
+        seen.extend(batch);
+        calls += 1;
+        cursor = next;
+        if cursor == "0" {
+            break;
+        }
+    }
+    seen.sort();
+    let mut expected: Vec<String> = (0..250).map(|i| format!("key:{i}")).collect();
+    expected.sort();
+    assert_eq!(seen, expected);
+    assert!(calls > 5, "{calls}");
+    let (_, none): (String, Vec<String>) = q!(con, "SCAN", "0", "TYPE", "string", "COUNT", "1000");
+    assert!(none.is_empty());
+    assert_eq!(err(con, &["SCAN", "x"]), "ERR invalid cursor");
+    let n: i64 = q!(con, "DEL", "key:1", "key:2", "nothing");
+    assert_eq!(n, 2);
+    let n: i64 = q!(con, "UNLINK", "key:3");
+    assert_eq!(n, 1);
+    let n: i64 = q!(con, "DBSIZE");
+    assert_eq!(n, 248);
+    let ok: String = q!(con, "FLUSHDB");
+    assert_eq!(ok, "OK");
+    let _: i64 = q!(con, "CF.ADD", "again", "x");
+    let ok: String = q!(con, "FLUSHALL", "ASYNC");
+    assert_eq!(ok, "OK");
+    let n: i64 = q!(con, "DBSIZE");
+    assert_eq!(n, 0);
+    let found: i64 = q!(con, "CF.EXISTS", "again", "x");
+    assert_eq!(found, 0);
+}
+
+#[test]
+fn connection_and_server_commands() {
+    let dir = TempDir::new("conn");
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    let pong: String = q!(con, "PING");
+    assert_eq!(pong, "PONG");
+    let echo: Vec<u8> = q!(con, "PING", "hi");
+    assert_eq!(echo, b"hi");
+    let echo: Vec<u8> = q!(con, "ECHO", "a\r\nb");
+    assert_eq!(echo, b"a\r\nb");
+    let ok: String = q!(con, "SELECT", "0");
+    assert_eq!(ok, "OK");
+    assert_eq!(err(con, &["SELECT", "1"]), "ERR DB index is out of range");
+    let ok: String = q!(con, "CLIENT", "SETNAME", "me");
+    assert_eq!(ok, "OK");
+    let name: String = q!(con, "CLIENT", "GETNAME");
+    assert_eq!(name, "me");
+    let ok: String = q!(con, "CLIENT", "SETINFO", "LIB-NAME", "test");
+    assert_eq!(ok, "OK");
+    let id: i64 = q!(con, "CLIENT", "ID");
+    assert!(id > 0);
+    let n: i64 = q!(con, "COMMAND", "COUNT");
+    let all: Vec<Value> = q!(con, "COMMAND");
+    assert_eq!(all.len() as i64, n);
+    let info: Vec<Value> = q!(con, "COMMAND", "INFO", "cf.add", "nothing");
+    assert!(
+        matches!(&info[0], Value::Array(f) if f[0] == Value::BulkString(b"cf.add".to_vec()) && f[1] == Value::Int(3))
+    );
+    assert_eq!(info[1], Value::Nil);
+    let _: Value = q!(con, "COMMAND", "DOCS");
+    let config: Vec<String> = q!(con, "CONFIG", "GET", "save");
+    assert_eq!(config, ["save", ""]);
+    let config: Vec<String> = q!(con, "CONFIG", "GET", "appendonly", "proto*");
+    assert_eq!(
+        config,
+        ["appendonly", "no", "proto-max-bulk-len", "536870912"]
+    );
+    let text: String = q!(con, "INFO");
+    for field in [
+        "redis_version:",
+        "tcp_port:",
+        "connected_clients:",
+        "rdb_last_save_time:",
+        "used_memory:",
+    ] {
+        assert!(text.contains(field), "{field} in {text}");
+    }
+    let text: String = q!(con, "INFO", "keyspace");
+    assert!(!text.contains("redis_version"));
+    assert!(err(con, &["GET", "x"])
+        .starts_with("ERR unknown command 'GET', with args beginning with: 'x'"));
+    assert_eq!(
+        err(con, &["ECHO"]),
+        "ERR wrong number of arguments for 'echo' command"
+    );
+    let v: Value = q!(con, "HELLO", "3");
+    assert!(matches!(v, Value::Map(_)), "{v:?}");
+    let v: Value = q!(con, "CF.EXISTS", "x", "y");
+    assert_eq!(v, Value::Boolean(false), "RESP3 after HELLO 3");
+    let v: Value = q!(con, "HELLO", "2");
+    assert!(matches!(v, Value::Array(_)), "{v:?}");
+    assert_eq!(
+        err(con, &["HELLO", "4"]),
+        "NOPROTO unsupported protocol version"
+    );
+    let v: Value = q!(con, "HELLO", "3", "SETNAME", "three");
+    assert!(matches!(v, Value::Map(_)), "{v:?}");
+    let info: String = q!(con, "CLIENT", "INFO");
+    assert!(
+        info.contains("name=three") && info.contains("resp=3"),
+        "{info}"
+    );
+    // RESET: back to RESP2, no name.
+    let v: Value = q!(con, "RESET");
+    assert_eq!(v, Value::SimpleString("RESET".into()));
+    let v: Value = q!(con, "CF.EXISTS", "x", "y");
+    assert_eq!(v, Value::Int(0));
+    let v: Value = q!(con, "CLIENT", "GETNAME");
+    assert_eq!(v, Value::Nil);
+    let ok: String = q!(con, "QUIT");
+    assert_eq!(ok, "OK");
+}
+
+#[test]
+fn password() {
+    let dir = TempDir::new("auth");
+    let server = Server::start(dir.path(), &["--requirepass", "s3cret"]);
+    let client = redis::Client::open(server.url()).unwrap();
+    let con = &mut client.get_connection().unwrap();
+    assert_eq!(
+        err(con, &["CF.ADD", "f", "x"]),
+        "NOAUTH Authentication required."
+    );
+    assert_eq!(
+        err(con, &["AUTH", "wrong"]),
+        "WRONGPASS invalid username-password pair or user is disabled."
+    );
+    assert!(err(con, &["HELLO", "3"]).starts_with("NOAUTH"));
+    let ok: String = q!(con, "AUTH", "s3cret");
+    assert_eq!(ok, "OK");
+    let added: i64 = q!(con, "CF.ADD", "f", "x");
+    assert_eq!(added, 1);
+    // The client's own AUTH, from the URL, in RESP3 (HELLO 3 AUTH ...).
+    let url = format!("redis://:s3cret@127.0.0.1:{}/?protocol=resp3", server.port);
+    let con = &mut redis::Client::open(url).unwrap().get_connection().unwrap();
+    let v: Value = q!(con, "CF.EXISTS", "f", "x");
+    assert_eq!(v, Value::Boolean(true));
+    let dir2 = TempDir::new("noauth");
+    let open = Server::start(dir2.path(), &[]);
+    let con = &mut open.connect();
+    assert!(err(con, &["AUTH", "x"]).starts_with("ERR AUTH <password> called without any password"));
+}
+
+#[test]
+fn memory_limit() {
+    let dir = TempDir::new("maxmemory");
+    let server = Server::start(dir.path(), &["--maxmemory", "4mb"]);
+    let con = &mut server.connect();
+    let e = err(con, &["CF.RESERVE", "huge", "100000000000"]);
+    assert!(
+        e.starts_with("ERR Insufficient memory to create filter"),
+        "{e}"
+    );
+    let e = err(
+        con,
+        &["CF.INSERT", "huge", "CAPACITY", "100000000", "ITEMS", "x"],
+    );
+    assert!(
+        e.starts_with("ERR Insufficient memory to create filter"),
+        "{e}"
+    );
+    let ok: String = q!(con, "CF.RESERVE", "fits", "1000000");
+    assert_eq!(ok, "OK");
+    let e = err(con, &["CF.RESERVE", "second", "1000000"]);
+    assert!(
+        e.starts_with("ERR Insufficient memory"),
+        "the limit counts all filters: {e}"
+    );
+    let _: i64 = q!(con, "DEL", "fits");
+    let ok: String = q!(con, "CF.RESERVE", "second", "1000000");
+    assert_eq!(ok, "OK", "a deleted filter frees its share");
+    // A dump whose first chunk announces more than the limit leaves.
+    let huge = (1u64 << 40).to_le_bytes();
+    let e = cmd("CF.LOADCHUNK")
+        .arg("dump")
+        .arg(8)
+        .arg(&huge[..])
+        .query::<Value>(con)
+        .unwrap_err();
+    assert!(error_text(&e).starts_with("ERR Insufficient memory"), "{e}");
+    let e = err(con, &["CF.RESERVE", "neg", "-5"]);
+    assert_eq!(e, "Capacity must be at least (BucketSize * 2)");
+}

@@ -1,0 +1,282 @@
+//! Saves and restarts: a clean restart, SIGTERM, damaged and foreign files,
+//! the lock, and SIGKILL in the middle of a load.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{error_text, Server, TempDir};
+use redis::{cmd, Connection};
+
+fn exists_all(con: &mut Connection, key: &str, items: impl Iterator<Item = String>) -> Vec<String> {
+    let items: Vec<String> = items.collect();
+    let mut missing = Vec::new();
+    for chunk in items.chunks(1000) {
+        let found: Vec<i64> = cmd("CF.MEXISTS").arg(key).arg(chunk).query(con).unwrap();
+        missing.extend(
+            chunk
+                .iter()
+                .zip(found)
+                .filter(|(_, f)| *f != 1)
+                .map(|(k, _)| k.clone()),
+        );
+    }
+    missing
+}
+
+fn info(con: &mut Connection, key: &str) -> std::collections::HashMap<String, redis::Value> {
+    let v: Vec<redis::Value> = cmd("CF.INFO").arg(key).query(con).unwrap();
+    v.chunks(2)
+        .map(|p| match &p[0] {
+            redis::Value::SimpleString(s) => (s.clone(), p[1].clone()),
+            other => panic!("{other:?}"),
+        })
+        // A decoded growable filter may size its side structures differently.
+        .filter(|(name, _)| name != "Size")
+        .collect()
+}
+
+#[test]
+fn restart_from_a_save() {
+    let dir = TempDir::new("restart");
+    let mut server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    let _: () = cmd("CF.RESERVE")
+        .arg("fixed")
+        .arg(10_000)
+        .arg("EXPANSION")
+        .arg(0)
+        .query(con)
+        .unwrap();
+    let _: () = cmd("CF.RESERVE").arg("grows").arg(100).query(con).unwrap();
+    for i in 0..3000 {
+        let _: i64 = cmd("CF.ADD")
+            .arg("fixed")
+            .arg(format!("f{i}"))
+            .query(con)
+            .unwrap();
+        let _: i64 = cmd("CF.ADD")
+            .arg("grows")
+            .arg(format!("g{i}"))
+            .query(con)
+            .unwrap();
+    }
+    let _: i64 = cmd("CF.DEL").arg("fixed").arg("f0").query(con).unwrap();
+    let before = (info(con, "fixed"), info(con, "grows"));
+    let t0: i64 = cmd("LASTSAVE").query(con).unwrap();
+    // SHUTDOWN SAVE saves, then the server exits.
+    let _ = cmd("SHUTDOWN").arg("SAVE").query::<redis::Value>(con);
+    assert!(server.wait(Duration::from_secs(20)).success());
+
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    assert_eq!((info(con, "fixed"), info(con, "grows")), before);
+    assert!(exists_all(con, "fixed", (1..3000).map(|i| format!("f{i}"))).is_empty());
+    assert!(exists_all(con, "grows", (0..3000).map(|i| format!("g{i}"))).is_empty());
+    let t1: i64 = cmd("LASTSAVE").query(con).unwrap();
+    assert!(t1 >= t0);
+    // SAVE and BGSAVE.
+    let ok: String = cmd("SAVE").query(con).unwrap();
+    assert_eq!(ok, "OK");
+    let started: String = cmd("BGSAVE").query(con).unwrap();
+    assert_eq!(started, "Background saving started");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text: String = cmd("INFO").arg("persistence").query(con).unwrap();
+        if text.contains("rdb_bgsave_in_progress:0") && text.contains("rdb_saves:2") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // FLUSHALL then a restart without a save: the file still has the filters.
+    let _: () = cmd("FLUSHALL").query(con).unwrap();
+    drop(server);
+    let server = Server::start(dir.path(), &[]);
+    let n: i64 = cmd("DBSIZE").query(&mut server.connect()).unwrap();
+    assert_eq!(n, 2);
+}
+
+#[test]
+fn sigterm_saves_when_saves_are_scheduled() {
+    let dir = TempDir::new("sigterm");
+    let mut server = Server::start(dir.path(), &["--save", "3600"]);
+    let con = &mut server.connect();
+    for i in 0..100 {
+        let _: i64 = cmd("CF.ADD").arg("f").arg(i).query(con).unwrap();
+    }
+    let status = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(server.child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(server.wait(Duration::from_secs(20)).success());
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    assert!(exists_all(con, "f", (0..100).map(|i| i.to_string())).is_empty());
+}
+
+#[test]
+fn damaged_or_foreign_files_stop_the_start_untouched() {
+    let dir = TempDir::new("damaged");
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    for i in 0..100 {
+        let _: i64 = cmd("CF.ADD").arg("f").arg(i).query(con).unwrap();
+    }
+    let _: String = cmd("SAVE").query(con).unwrap();
+    drop(server);
+    let file = dir.path().join("dump.cuckoo");
+    let good = std::fs::read(&file).unwrap();
+    let mut flipped = good.clone();
+    flipped[good.len() / 2] ^= 0x10;
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (
+            b"REDIS0011\xfa\x09redis-ver".to_vec(),
+            "not a save file of this server",
+        ),
+        (good[..good.len() - 3].to_vec(), "truncated"),
+        (
+            [&good[..], b"\n"].concat(),
+            "bytes follow the saved filters",
+        ),
+        (flipped, "damaged"),
+        (Vec::new(), "truncated"),
+    ];
+    for (bytes, says) in cases {
+        std::fs::write(&file, &bytes).unwrap();
+        let err = Server::try_start(dir.path(), &[]).err().expect("refused");
+        assert!(err.contains(says), "{says}: {err}");
+        assert!(err.contains("exit status: 1"), "{err}");
+        assert_eq!(std::fs::read(&file).unwrap(), bytes, "left as it was");
+    }
+    std::fs::write(&file, &good).unwrap();
+    let server = Server::start(dir.path(), &[]);
+    assert!(exists_all(&mut server.connect(), "f", (0..100).map(|i| i.to_string())).is_empty());
+}
+
+#[test]
+fn a_second_server_on_the_same_file_is_refused() {
+    let dir = TempDir::new("lock");
+    let first = Server::start(dir.path(), &[]);
+    let err = Server::try_start(dir.path(), &[]).err().expect("refused");
+    assert!(err.contains("another server is using"), "{err}");
+    drop(first);
+    // Once the first is gone (even killed), the lock is free.
+    let _second = Server::start(dir.path(), &[]);
+}
+
+/// Two clients add fresh keys, pipelined, while a third calls SAVE in a
+/// loop (and the schedule saves every 50 ms besides); the server is killed
+/// with SIGKILL in the middle. Every key whose CF.ADD was answered before
+/// the last SAVE that returned OK was sent must be found after a restart.
+#[test]
+fn sigkill_in_the_middle_of_a_load_loses_no_saved_key() {
+    let dir = TempDir::new("sigkill");
+    let mut server = Server::start(dir.path(), &["--save", "0.05"]);
+    let con = &mut server.connect();
+    // A fixed filter that fills to about 85 %, and a growable one that grows
+    // during the saves.
+    let _: () = cmd("CF.RESERVE")
+        .arg("fixed")
+        .arg(300_000)
+        .arg("EXPANSION")
+        .arg(0)
+        .query(con)
+        .unwrap();
+    let _: () = cmd("CF.RESERVE").arg("grows").arg(1000).query(con).unwrap();
+    const KEYS: usize = 250_000;
+    let acked = [AtomicUsize::new(0), AtomicUsize::new(0)];
+    let stop = AtomicBool::new(false);
+    let saved = std::sync::Mutex::new((0usize, [0usize; 2]));
+    let port = server.port;
+    let url = server.url();
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for (t, key) in ["fixed", "grows"].into_iter().enumerate() {
+            let (acked, stop, url) = (&acked[t], &stop, url.clone());
+            scope.spawn(move || {
+                let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
+                let mut next = 0;
+                while !stop.load(Ordering::Relaxed) && next < KEYS {
+                    let mut pipe = redis::pipe();
+                    for i in next..(next + 64).min(KEYS) {
+                        pipe.cmd("CF.ADD").arg(key).arg(format!("{key}-{i}"));
+                    }
+                    match pipe.query::<Vec<i64>>(&mut con) {
+                        Ok(r) => {
+                            assert!(r.iter().all(|&x| x == 1), "{r:?}");
+                            next += r.len();
+                            acked.store(next, Ordering::SeqCst);
+                        }
+                        Err(_) => break, // killed
+                    }
+                    // Paced, so that the load outlasts the kill on any machine.
+                    std::thread::sleep(Duration::from_micros(300));
+                }
+            });
+        }
+        let (acked, stop, saved, url) = (&acked, &stop, &saved, url.clone());
+        scope.spawn(move || {
+            let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                let before = [
+                    acked[0].load(Ordering::SeqCst),
+                    acked[1].load(Ordering::SeqCst),
+                ];
+                match cmd("SAVE").query::<String>(&mut con) {
+                    Ok(_) => {
+                        let mut s = saved.lock().unwrap();
+                        s.0 += 1;
+                        s.1 = before;
+                    }
+                    Err(_) => break,
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        // Kill once a few saves have completed and the load is well under way.
+        while start.elapsed() < Duration::from_secs(30) {
+            let saves = saved.lock().unwrap().0;
+            if saves >= 3 && start.elapsed() > Duration::from_millis(1500) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        server.kill();
+        stop.store(true, Ordering::Relaxed);
+    });
+    let _ = port;
+    let (saves, last) = *saved.lock().unwrap();
+    assert!(saves >= 3, "only {saves} saves completed");
+    assert!(last[0] > 0 && last[1] > 0, "{last:?}");
+    let acked_at_kill = [
+        acked[0].load(Ordering::SeqCst),
+        acked[1].load(Ordering::SeqCst),
+    ];
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    for (t, key) in ["fixed", "grows"].into_iter().enumerate() {
+        let missing = exists_all(con, key, (0..last[t]).map(|i| format!("{key}-{i}")));
+        assert!(
+            missing.is_empty(),
+            "{key}: {} of {} keys saved before the kill are missing, e.g. {:?}",
+            missing.len(),
+            last[t],
+            &missing[..missing.len().min(5)]
+        );
+    }
+    println!(
+        "killed after {saves} SAVEs; {:?} keys acknowledged by the last, {acked_at_kill:?} by the kill",
+        last
+    );
+    let e = cmd("CF.ADD")
+        .arg("fixed")
+        .arg("x")
+        .arg("extra")
+        .query::<i64>(con)
+        .unwrap_err();
+    assert!(error_text(&e).contains("wrong number of arguments"));
+}
