@@ -323,6 +323,7 @@ mod hasher;
 mod merge;
 // The semi-sorted bucket codec: the 17-bit layout uses its
 // one-bucket-per-word codec, the 9-bit layout its two-buckets-per-word `half`.
+mod ranked;
 mod semisorted;
 mod sync;
 mod table;
