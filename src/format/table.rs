@@ -605,6 +605,49 @@ mod tests {
     }
 
     #[test]
+    fn ranked_words_must_be_canonical_and_round_trip() {
+        for bits in FingerprintBits::ALL.into_iter().filter(|b| b.is_ranked()) {
+            let f = CuckooFilter::with_buckets(4, bits, DefaultHashBuilder::default()).unwrap();
+            for i in 0..12u64 {
+                f.insert(&i).unwrap();
+            }
+            let bytes = f.to_bytes();
+            let g = CuckooFilter::from_bytes(&bytes).unwrap();
+            assert_eq!(g.fingerprint_bits(), bits);
+            assert!((0..12u64).all(|i| g.contains(&i)));
+            assert_eq!(g.to_bytes(), bytes);
+            // The top byte of word 2 all ones: a rank past the multisets
+            // (at least 2^15 − 2^7, 2^16 − 2^8 and 2^14 − 2^6 against
+            // 31 824, 54 264 and 15 504).
+            let mut damaged = bytes.clone();
+            damaged[HEADER_LEN + 2 * 8 + 7] = 0xff;
+            let n = damaged.len();
+            let crc = crc32c::crc32c(&damaged[..n - 4]);
+            damaged[n - 4..].copy_from_slice(&crc.to_le_bytes());
+            assert_eq!(
+                CuckooFilter::from_bytes(&damaged).unwrap_err(),
+                DecodeError::InvalidBucket { word: 2 },
+                "{bits:?}"
+            );
+        }
+        // The width byte alone does not name a layout: 12 bits with six
+        // slots is the ranked layout, with five the plain one, with four none.
+        let f =
+            CuckooFilter::with_buckets(2, FingerprintBits::Ranked6, DefaultHashBuilder::default())
+                .unwrap();
+        let mut bytes = f.to_bytes();
+        assert_eq!((bytes[10], bytes[11]), (12, 6));
+        bytes[11] = 4;
+        let n = bytes.len();
+        let crc = crc32c::crc32c(&bytes[..n - 4]);
+        bytes[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(
+            CuckooFilter::from_bytes(&bytes).unwrap_err(),
+            DecodeError::UnsupportedBucketSize { bits: 12, slots: 4 }
+        );
+    }
+
+    #[test]
     fn padding_must_be_zero() {
         for bits in FingerprintBits::ALL.into_iter().filter(|b| {
             *b != FingerprintBits::Bits17 && *b != FingerprintBits::Bits9 && !b.is_ranked()
