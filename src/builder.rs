@@ -11,8 +11,8 @@ use crate::CuckooFilter;
 
 // The load factor a table is sized for is its layout's
 // (`FingerprintBits::sizing_load_percent`): `with_capacity(n)` gives about
-// `n / 0.94` slots for buckets of four to six, `n / 0.97` for the ranked
-// buckets of six and seven. Below the load the filter reliably reaches, so
+// `n / 0.94` slots for the plain and semi-sorted layouts, `n / 0.97` for the
+// ranked ones. Below the load the filter reliably reaches, so
 // that `n` distinct items fit (all but rarely in small tables, see
 // [`slack`]). Integer arithmetic, so that [`capacity_for`] inverts
 // [`buckets_for`] exactly. Rate bounds are taken one percent above it
@@ -112,8 +112,8 @@ impl<S> Builder<S> {
     /// [layouts](FingerprintBits::ALL), the one with the least memory per
     /// item at the load it is sized for whose bound there
     /// ([`FingerprintBits::false_positive_rate`] at one percent above the
-    /// sizing load: 0.95 for buckets of four to six, 0.98 for the ranked
-    /// buckets of six and seven, 0.97 for the ranked five) meets it; with
+    /// sizing load: 0.95 for the plain and semi-sorted layouts, 0.98 for the
+    /// ranked ones) meets it; with
     /// it, checks that the given width does. A smaller rate never gets
     /// fewer bits. `build` fails for a rate outside (0, 1) or unreachable.
     ///
@@ -241,7 +241,7 @@ fn unreachable_rate(rate: f64, bits: FingerprintBits) -> BuildError {
 
 /// Buckets of `bits`' layout for `capacity` items: `capacity / (s · l)`
 /// for buckets of `s` [slots](FingerprintBits::slots_per_bucket) sized for
-/// load `l` (0.94, or 0.97 and 0.96 for the ranked layouts), rounded up,
+/// load `l` (0.94, or 0.97 for the ranked layouts), rounded up,
 /// plus a slack ([`slack`]) that keeps small tables from being unlucky and
 /// costs large ones nothing (0.2 % at a million items), rounded up to even.
 pub(crate) fn buckets_for(capacity: usize, bits: FingerprintBits) -> Result<u64, BuildError> {

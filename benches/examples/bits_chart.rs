@@ -57,6 +57,9 @@ fn ours(rate: f64) -> Option<(FingerprintBits, f64)> {
 fn layout_name(bits: FingerprintBits) -> String {
     match bits {
         FingerprintBits::Bits9 | FingerprintBits::Bits17 => format!("{}s", bits.bits()),
+        FingerprintBits::Ranked7 => "r7".into(),
+        FingerprintBits::Ranked6 => "r6".into(),
+        FingerprintBits::Ranked5 => "r5".into(),
         b => b.bits().to_string(),
     }
 }
@@ -119,7 +122,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let x_range = 10f64.powi(DECADES.0)..10f64.powi(DECADES.1);
     let mut c = ChartBuilder::on(&root)
         .caption(
-            "memory against false-positive rate (1 M items; s = semi-sorted)",
+            "memory against false-positive rate (1 M items; s = semi-sorted, rB = ranked, B a word)",
             ("sans-serif", 16),
         )
         .margin(10)

@@ -78,7 +78,7 @@ const USAGE: &str = "\
 usage: vqf [OPTIONS]
 
   --slots LIST        table sizes as log2 of the slots, 10 to 28 (default 20,26)
-  --layouts LIST      this crate's fingerprint widths (default 8,9,10,12,16,17,21,32)
+  --layouts LIST      this crate's fingerprint widths (default all: 8,9,r7,10,r6,12,r5,16,17,21,32)
   --rounds N          interleaved rounds (default 3)
   --threads LIST      thread counts sharing one filter at 90 % (default 1,2)
   --quick             a smoke run: 2^18 slots, one round, short concurrent runs
@@ -170,7 +170,15 @@ fn parse_layouts(spec: &str) -> Result<Vec<FingerprintBits>, String> {
                 .parse()
                 .ok()
                 .and_then(FingerprintBits::from_bits)
-                .ok_or_else(|| format!("not a layout: {s:?} (8, 9, 10, 12, 16, 17, 21 or 32)"))
+                .or(match s.trim() {
+                    "r7" => Some(FingerprintBits::Ranked7),
+                    "r6" => Some(FingerprintBits::Ranked6),
+                    "r5" => Some(FingerprintBits::Ranked5),
+                    _ => None,
+                })
+                .ok_or_else(|| {
+                    format!("not a layout: {s:?} (8, 9, 10, 12, 16, 17, 21, 32, r7, r6 or r5)")
+                })
         })
         .collect()
 }
@@ -269,6 +277,9 @@ impl Subject {
         match self {
             Subject::Crate(FingerprintBits::Bits9) => "9-bit, semi-sorted".into(),
             Subject::Crate(FingerprintBits::Bits17) => "17-bit, semi-sorted".into(),
+            Subject::Crate(FingerprintBits::Ranked7) => "10.6-bit, ranked 7".into(),
+            Subject::Crate(FingerprintBits::Ranked6) => "12-bit, ranked 6".into(),
+            Subject::Crate(FingerprintBits::Ranked5) => "14-bit, ranked 5".into(),
             Subject::Crate(b) => format!("{}-bit", b.bits()),
             Subject::Vqf(Build::Plain) => "VQF".into(),
             Subject::Vqf(Build::MtLocked) => "VQF-MT".into(),
@@ -278,6 +289,9 @@ impl Subject {
     /// A short name for the ratio rows: the bits, or VQF's.
     fn short(self) -> String {
         match self {
+            Subject::Crate(FingerprintBits::Ranked7) => "r7".into(),
+            Subject::Crate(FingerprintBits::Ranked6) => "r6".into(),
+            Subject::Crate(FingerprintBits::Ranked5) => "r5".into(),
             Subject::Crate(b) => b.bits().to_string(),
             v => v.name(),
         }
