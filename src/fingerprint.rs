@@ -481,6 +481,14 @@ pub(crate) trait Width: Copy + Send + Sync + 'static {
         zero_lanes::<Self>(word ^ broadcast::<Self>(fp)) & mask != 0
     }
 
+    /// Whether `masks[k]`'s lanes of `words[k]` hold `fp` for either `k`
+    /// (the two words of a bucket pair, or of a bucket): by default
+    /// [`holds_in`](Width::holds_in) on each.
+    #[inline(always)]
+    fn holds_in_either(words: [u64; 2], masks: [u64; 2], fp: u32) -> bool {
+        Self::holds_in(words[0], masks[0], fp) | Self::holds_in(words[1], masks[1], fp)
+    }
+
     /// `word` with `fp` put into one of `mask`'s empty slots; `None` if they
     /// are all full.
     #[inline(always)]
@@ -748,6 +756,11 @@ macro_rules! ranked_width {
             #[inline(always)]
             fn holds_in(word: u64, _mask: u64, fp: u32) -> bool {
                 ranked::holds::<$L>(word, fp)
+            }
+
+            #[inline(always)]
+            fn holds_in_either(words: [u64; 2], _masks: [u64; 2], fp: u32) -> bool {
+                ranked::holds_in_either::<$L>(words, fp)
             }
 
             #[inline(always)]

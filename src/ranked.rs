@@ -46,7 +46,9 @@
 //! branch, no bit deposit. The tables hold one `u64` per multiset: 248 KiB
 //! (seven slots), 424 KiB (six), 121 KiB (five), built at compile time.
 //! Writers ([`with`], [`without`]) decode the bucket, insert or remove in
-//! sorted order and re-encode (a sum of `B` binomials from a small table).
+//! sorted order and re-encode (a sum of `B` binomials from a small table);
+//! a bucket whose smallest slot has a nonzero suffix is full, which inserts
+//! and path searches near full learn without the decode table.
 //!
 //! Words read from bytes must pass [`is_canonical`]: a rank at or above the
 //! number of multisets, or slots out of order, are refused. (Lookups clamp
@@ -254,12 +256,47 @@ pub(crate) fn hits<L: Layout>(word: u64, fp: u32) -> u64 {
 pub(crate) fn holds<L: Layout>(word: u64, fp: u32) -> bool {
     debug_assert!(fp <= L::MAX);
     let fp = u64::from(fp);
-    let suffixes = (word ^ (fp & lane::<L>()).wrapping_mul(low::<L>())) & lanes::<L>();
+    let suffixes = suffix_differences::<L>(word, fp);
     if suffixes.wrapping_sub(low::<L>()) & !suffixes & high::<L>() == 0 {
         return false;
     }
+    holds_given::<L>(word, suffixes, fp)
+}
+
+/// The flags of the suffix lanes of `word` that hold `fp`'s suffix, by the
+/// short zero-lane test: nonzero exactly when some lane does (a borrow only
+/// flags the lane above one that is flagged itself).
+#[inline(always)]
+fn suffix_differences<L: Layout>(word: u64, fp: u64) -> u64 {
+    (word ^ (fp & lane::<L>()).wrapping_mul(low::<L>())) & lanes::<L>()
+}
+
+/// Whether `word`'s suffix differences `suffixes` (from
+/// [`suffix_differences`]) and its prefixes say it holds `fp`.
+#[inline(always)]
+fn holds_given<L: Layout>(word: u64, suffixes: u64, fp: u64) -> bool {
     let x = suffixes | (prefixes::<L>(word) ^ (fp >> L::SUFFIX_BITS).wrapping_mul(low::<L>()));
     x.wrapping_sub(low::<L>()) & !x & high::<L>() != 0
+}
+
+/// Whether either of `words` (a bucket pair) holds `fp` (in `1..=MAX`),
+/// reading the decode table once, without a branch in the common case: the
+/// word to decode is the one with a lane of `fp`'s suffix (chosen by a
+/// select; the second word when neither has one, which then cannot match).
+/// Only when both words have such a lane (for a present item, about one
+/// lookup in `2^t / (2·B)`) does it decode both.
+#[inline(always)]
+pub(crate) fn holds_in_either<L: Layout>(words: [u64; 2], fp: u32) -> bool {
+    debug_assert!(fp <= L::MAX);
+    let fp = u64::from(fp);
+    let [s0, s1] = words.map(|w| suffix_differences::<L>(w, fp));
+    let flagged = |s: u64| s.wrapping_sub(low::<L>()) & !s & high::<L>() != 0;
+    let (f0, f1) = (flagged(s0), flagged(s1));
+    if f0 & f1 {
+        return holds_given::<L>(words[0], s0, fp) | holds_given::<L>(words[1], s1, fp);
+    }
+    let (word, suffixes) = if f0 { (words[0], s0) } else { (words[1], s1) };
+    holds_given::<L>(word, suffixes, fp)
 }
 
 /// The `SLOTS` fingerprints of `word`, ascending (0 = empty, first), then 0
@@ -301,10 +338,21 @@ pub(crate) fn encode<L: Layout>(mut fps: [u32; MAX_SLOTS]) -> u64 {
     encode_sorted::<L>(&fps)
 }
 
+/// Whether the bucket is seen to be full without the decode table: slot 0
+/// (the smallest value, empty slots first) has a nonzero suffix, so it is
+/// not empty. (A full bucket whose smallest suffix is 0 needs the table.)
+#[inline(always)]
+fn surely_full<L: Layout>(word: u64) -> bool {
+    word & lane::<L>() != 0
+}
+
 /// `word` with one more copy of `fp` (in `1..=MAX`); None when full.
 #[inline]
 pub(crate) fn with<L: Layout>(word: u64, fp: u32) -> Option<u64> {
     debug_assert!(fp != 0 && fp <= L::MAX);
+    if surely_full::<L>(word) {
+        return None;
+    }
     let mut fps = fingerprints::<L>(word);
     if fps[0] != 0 {
         return None;
@@ -341,6 +389,9 @@ pub(crate) fn without<L: Layout>(word: u64, fp: u32) -> Option<u64> {
 /// Occupied slots of `word`.
 #[inline]
 pub(crate) fn len<L: Layout>(word: u64) -> u32 {
+    if surely_full::<L>(word) {
+        return L::SLOTS as u32;
+    }
     L::SLOTS as u32 - hits::<L>(word, 0).count_ones()
 }
 

@@ -54,13 +54,11 @@ fn ours(rate: f64) -> Option<(FingerprintBits, f64)> {
     ))
 }
 
+/// The chart's label of a layout: `s` for semi-sorted, `rB` for ranked.
 fn layout_name(bits: FingerprintBits) -> String {
     match bits {
         FingerprintBits::Bits9 | FingerprintBits::Bits17 => format!("{}s", bits.bits()),
-        FingerprintBits::Ranked7 => "r7".into(),
-        FingerprintBits::Ranked6 => "r6".into(),
-        FingerprintBits::Ranked5 => "r5".into(),
-        b => b.bits().to_string(),
+        b => benchmarks::short_name(b),
     }
 }
 

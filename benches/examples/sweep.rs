@@ -57,7 +57,7 @@ fn main() {
         };
         println!(
             "| {rate:.0e} | {} | {bits:.2} | {measured} | {:.2} |",
-            format!("{:?}", f.fingerprint_bits()),
+            benchmarks::long_name(f.fingerprint_bits()),
             bits / bloom
         );
     }

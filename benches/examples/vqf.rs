@@ -166,19 +166,9 @@ fn parse_slots(spec: &str) -> Result<Vec<u32>, String> {
 fn parse_layouts(spec: &str) -> Result<Vec<FingerprintBits>, String> {
     spec.split(',')
         .map(|s| {
-            s.trim()
-                .parse()
-                .ok()
-                .and_then(FingerprintBits::from_bits)
-                .or(match s.trim() {
-                    "r7" => Some(FingerprintBits::Ranked7),
-                    "r6" => Some(FingerprintBits::Ranked6),
-                    "r5" => Some(FingerprintBits::Ranked5),
-                    _ => None,
-                })
-                .ok_or_else(|| {
-                    format!("not a layout: {s:?} (8, 9, 10, 12, 16, 17, 21, 32, r7, r6 or r5)")
-                })
+            benchmarks::parse_layout(s).ok_or_else(|| {
+                format!("not a layout: {s:?} (8, 9, 10, 12, 16, 17, 21, 32, r7, r6 or r5)")
+            })
         })
         .collect()
 }
@@ -275,12 +265,7 @@ enum Subject {
 impl Subject {
     fn name(self) -> String {
         match self {
-            Subject::Crate(FingerprintBits::Bits9) => "9-bit, semi-sorted".into(),
-            Subject::Crate(FingerprintBits::Bits17) => "17-bit, semi-sorted".into(),
-            Subject::Crate(FingerprintBits::Ranked7) => "10.6-bit, ranked 7".into(),
-            Subject::Crate(FingerprintBits::Ranked6) => "12-bit, ranked 6".into(),
-            Subject::Crate(FingerprintBits::Ranked5) => "14-bit, ranked 5".into(),
-            Subject::Crate(b) => format!("{}-bit", b.bits()),
+            Subject::Crate(b) => benchmarks::long_name(b),
             Subject::Vqf(Build::Plain) => "VQF".into(),
             Subject::Vqf(Build::MtLocked) => "VQF-MT".into(),
             Subject::Vqf(Build::Mt) => "VQF-MT as published".into(),
@@ -289,10 +274,7 @@ impl Subject {
     /// A short name for the ratio rows: the bits, or VQF's.
     fn short(self) -> String {
         match self {
-            Subject::Crate(FingerprintBits::Ranked7) => "r7".into(),
-            Subject::Crate(FingerprintBits::Ranked6) => "r6".into(),
-            Subject::Crate(FingerprintBits::Ranked5) => "r5".into(),
-            Subject::Crate(b) => b.bits().to_string(),
+            Subject::Crate(b) => benchmarks::short_name(b),
             v => v.name(),
         }
     }

@@ -24,6 +24,7 @@ trait LayoutCase {
     fn with(&self, word: u64, fp: u32) -> Option<u64>;
     fn without(&self, word: u64, fp: u32) -> Option<u64>;
     fn holds(&self, word: u64, fp: u32) -> bool;
+    fn holds_in_either(&self, words: [u64; 2], fp: u32) -> bool;
     fn copies(&self, word: u64, fp: u32) -> u32;
     fn len(&self, word: u64) -> u32;
     fn is_canonical(&self, word: u64) -> bool;
@@ -61,6 +62,9 @@ impl<L: Layout> LayoutCase for Case<L> {
     }
     fn holds(&self, word: u64, fp: u32) -> bool {
         holds::<L>(word, fp)
+    }
+    fn holds_in_either(&self, words: [u64; 2], fp: u32) -> bool {
+        holds_in_either::<L>(words, fp)
     }
     fn copies(&self, word: u64, fp: u32) -> u32 {
         copies::<L>(word, fp)
@@ -164,7 +168,19 @@ fn operations_agree_with_a_multiset_model() {
                 .collect();
             let mut model: Vec<u32> = Vec::new();
             let mut word = 0u64;
+            let mut before = 0u64;
             for _ in 0..40 {
+                // A pair: this word and one it held before (sharing
+                // fingerprints and suffixes with it, so that both words of
+                // the pair often have a lane of the suffix asked about).
+                for &p in &pool {
+                    let either = c.holds(word, p) | c.holds(before, p);
+                    assert_eq!(c.holds_in_either([word, before], p), either);
+                    assert_eq!(c.holds_in_either([before, word], p), either);
+                }
+                if next() % 4 == 0 {
+                    before = word;
+                }
                 let fp = pool[(next() % pool.len() as u64) as usize];
                 if next() % 2 == 0 {
                     let got = c.with(word, fp);
