@@ -26,14 +26,14 @@ use crate::CuckooFilter;
 /// each filter (see [`seed`](Builder::seed)).
 ///
 /// ```
-/// use lockfree_cuckoo_filter::{BuildError, CuckooFilter};
+/// use lockfree_cuckoo_filter::{BuildError, CuckooFilter, FingerprintBits};
 ///
 /// let f = CuckooFilter::builder()
 ///     .capacity(1_000_000)
 ///     .false_positive_rate(0.001)
 ///     .build()?;
 /// assert!(f.capacity() >= 1_000_000);
-/// assert_eq!(f.fingerprint_bits().bits(), 16);
+/// assert_eq!(f.fingerprint_bits(), FingerprintBits::Ranked5);
 ///
 /// assert_eq!(CuckooFilter::builder().build().unwrap_err(), BuildError::MissingCapacity);
 /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())

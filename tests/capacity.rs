@@ -84,7 +84,7 @@ fn every_layout_fills_past_its_sizing_load_and_keeps_its_rate() {
     // measured there is within the bound (plus the sampling error of two
     // million probes: three standard deviations).
     for bits in FingerprintBits::ALL {
-        let buckets = (1u64 << 20) / u64::from(bits.slots_per_bucket()) & !1;
+        let buckets = ((1u64 << 20) / u64::from(bits.slots_per_bucket())) & !1;
         let (load, fpr, _) = fill(buckets, bits);
         let rated = match bits {
             FingerprintBits::Ranked7 | FingerprintBits::Ranked6 | FingerprintBits::Ranked5 => 0.98,

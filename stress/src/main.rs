@@ -243,9 +243,9 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, 
                 let v = value()?;
                 // The ranked layouts by their slots per word: r7, r6, r5.
                 let ranked = match v.as_str() {
-                    Some("r7") => Some(FingerprintBits::Ranked7),
-                    Some("r6") => Some(FingerprintBits::Ranked6),
-                    Some("r5") => Some(FingerprintBits::Ranked5),
+                    "r7" => Some(FingerprintBits::Ranked7),
+                    "r6" => Some(FingerprintBits::Ranked6),
+                    "r5" => Some(FingerprintBits::Ranked5),
                     _ => None,
                 };
                 cfg.bits = ranked
