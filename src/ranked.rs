@@ -59,8 +59,9 @@ use crate::fingerprint::MAX_SLOTS;
 /// Most prefix values of any layout.
 const MAX_PREFIXES: usize = 16;
 
-/// `C(n, k)`, exact in `u64` for the arguments used here.
-const fn binomial(n: u64, k: u64) -> u64 {
+/// `C(n, k)`, exact in `u64` for the arguments used here (up to `C(21, 6)`
+/// here and in [`crate::semisorted`]).
+pub(crate) const fn binomial(n: u64, k: u64) -> u64 {
     if k > n {
         return 0;
     }
