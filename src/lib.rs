@@ -59,12 +59,12 @@
 //!    slots at load factor `α`
 //!    ([`FingerprintBits::false_positive_rate`]).
 //!
-//! Writers never wait for a snapshot, so a snapshot of a live filter is not
-//! an instant's image: an item inserted or removed meanwhile may be in it or
-//! not, and an item whose relocation was under way at the instant the
-//! snapshot passed its buckets may be in it twice (the restored
-//! [`len`](CuckooFilter::len) then counts it twice). With no operation in
-//! flight it is exact.
+//! Writers never wait for a snapshot, and a snapshot refuses no insert and
+//! grows no growable filter, so a snapshot of a live filter is not an
+//! instant's image: an item inserted or removed meanwhile may be in it or
+//! not, and an item that moved while it ran may be in it twice (the restored
+//! [`len`](CuckooFilter::len) then counts it twice, and a `remove` takes
+//! each copy like any other). With no operation in flight it is exact.
 //!
 //! How the protocol keeps each guarantee (table layout, the insert path,
 //! validated lookups and removes, memory orderings) is in [`implementation`].
@@ -238,10 +238,10 @@
 //! or the bytes are not a filter ([`ReadError::Decode`]). The format is
 //! versioned and checksummed (CRC-32C), specified in `docs/FORMAT.md` in the
 //! repository; any bytes decode to a filter or a [`DecodeError`], never a
-//! panic. The bytes hold the seed in the clear. `write_to` needs
-//! `Write + Seek`: the header holds the item count, before the table, and a
-//! live table's count is known only at the end. The growable filter has the
-//! same methods; with the `serde` feature both serialize as their bytes.
+//! panic. The bytes hold the seed in the clear. `write_to` takes any
+//! [`Write`](std::io::Write) (a file, a socket, a pipe, a compressor): it
+//! writes front to back once. The growable filter has the same methods;
+//! with the `serde` feature both serialize as their bytes.
 //! [`merge`](CuckooFilter::merge) adds one filter's items to another with the
 //! same seed, width and size, say one loaded from another machine.
 //!

@@ -168,9 +168,10 @@ pub enum DecodeError {
     /// The recorded item count differs from the number of fingerprints in the
     /// table.
     ItemCountMismatch {
-        /// Items recorded in the header.
+        /// Items recorded (in the header in version 1, after the table in
+        /// version 2).
         recorded: u64,
-        /// Fingerprints found in the table.
+        /// Fingerprints found in the table (and its moved list).
         found: u64,
     },
     /// A table word has bits set outside its slots: above the last slot of
@@ -213,6 +214,22 @@ pub enum DecodeError {
     InvalidBucket {
         /// Index of the first such word in the table.
         word: u64,
+    },
+    /// A version-2 header's reserved field (bytes 40 to 48, where version 1
+    /// records the item count) is not 0.
+    ReservedNotZero,
+    /// An entry of the moved list (a fingerprint that a snapshot of a live
+    /// filter recorded after the table; see `docs/FORMAT.md`) names a bucket
+    /// past the table's, or a fingerprint the width cannot hold (0 included).
+    InvalidMovedEntry {
+        /// Index of the first such entry in the list.
+        index: u64,
+    },
+    /// The table has no room for an entry of the moved list: its two buckets
+    /// are full, and no cuckoo path from them ends in an empty slot.
+    NoRoomForMovedEntry {
+        /// Index of the entry in the list.
+        index: u64,
     },
     /// The allocator could not provide the table's memory.
     AllocationFailed(AllocError),
@@ -301,6 +318,15 @@ impl fmt::Display for DecodeError {
             }
             DecodeError::NonzeroPadding { word } => {
                 write!(f, "table word {word} has bits set outside its slots")
+            }
+            DecodeError::ReservedNotZero => {
+                f.write_str("the header's reserved field (bytes 40 to 48) is not 0")
+            }
+            DecodeError::InvalidMovedEntry { index } => {
+                write!(f, "moved entry {index} names no bucket or fingerprint of the table")
+            }
+            DecodeError::NoRoomForMovedEntry { index } => {
+                write!(f, "the table has no room for moved entry {index}")
             }
             DecodeError::AllocationFailed(e) => e.fmt(f),
         }

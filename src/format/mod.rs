@@ -17,13 +17,19 @@ mod serde;
 mod stream;
 mod table;
 
+use std::io::{self, Write};
+
 use crate::error::DecodeError;
 
 pub use identity::HasherIdentity;
 pub use stream::ReadError;
 
-/// The format version this crate writes and reads (both layouts).
-const VERSION: u16 = 1;
+/// The format version this crate writes (both layouts): the item count and
+/// the moved list after the table, so that a writer need not seek.
+const VERSION: u16 = 2;
+
+/// The first version, still read: the item count in the header.
+const VERSION_1: u16 = 1;
 
 /// Bytes of the trailing checksum.
 const CHECKSUM_LEN: usize = 4;
@@ -52,12 +58,49 @@ fn check_magic(bytes: &[u8], magic: &[u8; 8]) -> Result<(), DecodeError> {
     Err(DecodeError::BadMagic)
 }
 
-/// `UnsupportedVersion` unless `version` is the one this crate reads.
+/// `UnsupportedVersion` unless `version` is one this crate reads.
 fn check_version(version: u16) -> Result<(), DecodeError> {
-    if version != VERSION {
+    if version != VERSION && version != VERSION_1 {
         return Err(DecodeError::UnsupportedVersion { version });
     }
     Ok(())
+}
+
+/// A writer that passes everything on to another and keeps the CRC-32C of
+/// what that one took: how both layouts checksum a stream they write once,
+/// front to back.
+struct Summed<'a, X: ?Sized> {
+    inner: &'a mut X,
+    crc: u32,
+}
+
+impl<'a, X: Write + ?Sized> Summed<'a, X> {
+    fn new(inner: &'a mut X) -> Self {
+        Self { inner, crc: 0 }
+    }
+
+    /// Writes the CRC-32C of everything written so far, closing the
+    /// encoding; returns it.
+    fn close(self) -> io::Result<u32> {
+        self.inner.write_all(&self.crc.to_le_bytes())?;
+        Ok(self.crc)
+    }
+}
+
+impl<X: Write + ?Sized> Write for Summed<'_, X> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        // A writer that claims more than it was given breaks `Write`'s
+        // contract; counting only what it was given keeps this from
+        // slicing past the buffer.
+        let n = n.min(buf.len());
+        self.crc = crc32c::crc32c_append(self.crc, &buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// `ChecksumMismatch` unless `stored` is the CRC-32C of `content`.

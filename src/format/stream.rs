@@ -25,7 +25,10 @@ use crate::CuckooFilter;
 #[non_exhaustive]
 pub enum ReadError {
     /// The reader returned an error (other than ending early, which is
-    /// [`DecodeError::Truncated`]).
+    /// [`DecodeError::Truncated`], whether the reader returned 0 bytes or
+    /// an [`UnexpectedEof`](io::ErrorKind::UnexpectedEof) error), or
+    /// claimed more bytes than the buffer it was given
+    /// ([`InvalidData`](io::ErrorKind::InvalidData)).
     Io(io::Error),
     /// The bytes are not a filter: the reason, as
     /// [`from_bytes`](CuckooFilter::from_bytes) gives it.
@@ -105,13 +108,30 @@ impl<R: Read> Source<R> {
     }
 
     /// Reads as much of `buf` as the input holds: fewer bytes only at its end.
+    ///
+    /// The input ends where the reader returns 0, or an `UnexpectedEof`
+    /// error (what `read_exact` and some decompressors give when their own
+    /// input runs out): both are a short input, reported by the caller as
+    /// [`DecodeError::Truncated`]. A reader that says it returned more
+    /// bytes than `buf` had room for breaks `Read`'s contract: its bytes
+    /// cannot be trusted, and that is an `InvalidData` error.
     pub(super) fn fill_partial(&mut self, buf: &mut [u8]) -> Result<usize, ReadError> {
         let mut got = 0;
         while got < buf.len() {
             match self.reader.read(&mut buf[got..]) {
                 Ok(0) => break,
-                Ok(n) => got += n,
+                Ok(n) if n <= buf.len() - got => got += n,
+                Ok(n) => {
+                    return Err(ReadError::Io(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!(
+                            "the reader returned {n} bytes into a buffer of {}",
+                            buf.len() - got
+                        ),
+                    )))
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
                 Err(e) => return Err(ReadError::Io(e)),
             }
         }
@@ -164,7 +184,7 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read_from_with_hasher<R: Read>(reader: R, hasher: S) -> Result<Self, ReadError> {
-        read_table(&mut Source::new(reader), |id, seed| {
+        read_table(&mut Source::new(reader), None, |id, seed| {
             exactly(hasher, id, seed)
         })
     }
@@ -185,6 +205,6 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read_from<R: Read>(reader: R) -> Result<Self, ReadError> {
-        read_table(&mut Source::new(reader), default_with_seed)
+        read_table(&mut Source::new(reader), None, default_with_seed)
     }
 }

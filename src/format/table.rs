@@ -1,46 +1,53 @@
-//! A filter's bytes: a header, the table's slots, a checksum. In short (the
-//! rest of `docs/FORMAT.md`'s description):
+//! A filter's bytes: a header, the table's slots, the moved list, the item
+//! count, a checksum. In short (the rest of `docs/FORMAT.md`'s description):
 //!
 //! ```text
 //! offset  size  field
 //!      0     8  magic "LFCUCKOO"
-//!      8     2  format version (1)
+//!      8     2  format version (2; 1 is still read)
 //!     10     1  fingerprint bits (8, 9 or 17 = semi-sorted, 10, 12, 16, 21, 32)
-//!     11     1  slots per bucket (4)
+//!     11     1  slots per bucket (6 at 10 and 21 bits, 5 at 12, else 4)
 //!     12     4  flags (0)
 //!     16     8  hasher id     (HasherIdentity::ID; 1 = DefaultHashBuilder)
 //!     24     8  hasher seed   (HasherIdentity::seed)
 //!     32     8  bucket count  (even, 2 to 2^32)
-//!     40     8  item count    (= nonzero slots in the table)
-//!     48     8  table words W (= ceil(buckets · 4 / s), s = slots per word)
+//!     40     8  0 (version 1: the item count, and no moved list below)
+//!     48     8  table words W (= ceil(buckets · slots per bucket / s))
 //!     56   8·W  the table words, LE: s = floor(64 / bits) slots each (4 at
-//!               17 bits, 8 at 9), from bit 0
-//!               up, slot k of bucket b in lane (4b + k) of the whole table,
-//!               0 = empty; bits outside every slot are 0. At 17 bits each
-//!               word is one semi-sorted bucket (src/semisorted.rs), at 9
-//!               bits each 32-bit half is one (bucket b: half b % 2 of word
-//!               b / 2, 8 slots a word), as the codec writes them
-//! 56+8·W     4  CRC-32C of bytes [0, 56 + 8·W)
+//!               17 bits, 8 at 9), from bit 0 up, 0 = empty; bits outside
+//!               every slot are 0. At 17 bits each word is one semi-sorted
+//!               bucket (src/semisorted.rs), at 9 bits each 32-bit half is
+//!               one, as the codec writes them
+//! 56+8·W     8  moved entries M
+//! 64+8·W   8·M  M times: bucket (u32), fingerprint (u32)
+//!      …     8  item count (= nonzero slots + M)
+//!      …     4  CRC-32C of every byte before it
 //! ```
+//!
+//! The moved list holds fingerprints that relocations carried behind a
+//! snapshot's read front while it read a live table (`table::front`): the
+//! decoder puts each into the table as an insert would. With the count and
+//! the list after the table, an encoding is written front to back in one
+//! pass, to any `Write`.
 //!
 //! Decoding checks every field against the others and against the input's
 //! length before it allocates anything, then the checksum, then the table's
 //! contents; any byte string yields a filter or a [`DecodeError`], never a
-//! panic. An accepted input is canonical: encoding the decoded filter gives the
-//! same bytes back.
+//! panic. An accepted input with an empty moved list is canonical: encoding
+//! the decoded filter gives the same bytes back.
 
-use std::io::{self, Cursor, Seek, SeekFrom, Write};
+use std::io::{self, Write};
 
 use super::identity::{default_with_seed, exactly, id_of};
 use super::stream::{ReadError, Source};
 use super::{
     check_checksum, check_checksum_value, check_magic, check_version, Fields, HasherIdentity,
-    CHECKSUM_LEN, TABLE_MAGIC, VERSION,
+    Summed, CHECKSUM_LEN, TABLE_MAGIC, VERSION, VERSION_1,
 };
 use crate::error::DecodeError;
 use crate::fingerprint::{FingerprintBits, Width};
 use crate::hasher::DefaultHashBuilder;
-use crate::table::{self, dispatch, valid_bucket_count, with_width, AnyTable, Table};
+use crate::table::{self, dispatch, valid_bucket_count, with_width, AnyTable, Position, Table};
 use crate::CuckooFilter;
 
 /// Bytes before the table.
@@ -52,7 +59,9 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)) loads on any
     /// platform. It records the fingerprint width, the bucket count, the
     /// hasher's [identity](HasherIdentity), the item count and every slot; its
-    /// length is `60 + 8 · ceil(bucket_count · 4 / s)` bytes, `s` the
+    /// length is `76 + 8 · ceil(bucket_count · c / s)` bytes (and 8 more per
+    /// entry of the moved list of a live filter's snapshot), `c` the
+    /// [slots per bucket](FingerprintBits::slots_per_bucket) and `s` the
     /// [slots per word](FingerprintBits::slots_per_word): about the table's
     /// memory.
     ///
@@ -61,15 +70,18 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// `to_bytes` began, and that no `remove` or [`clear`](Self::clear) began
     /// to take before it returned, is in the filter decoded from the bytes,
     /// whatever other threads do meanwhile (relocations included). Nothing
-    /// waits: writers go on, and relocations that would carry an item across
-    /// the point the reading has reached are undone and made another way. An
-    /// item inserted or removed meanwhile may be in the bytes or not (an item
-    /// removed and inserted again, twice), and an item whose relocation was
-    /// under way at the very instant the reading passed its buckets may be in
-    /// them twice, as the table held it then. The recorded item count is the
-    /// number of fingerprints written, so the bytes always decode, and with no
-    /// operation in flight they are exact. See [`write_to`](Self::write_to)
-    /// to write a large filter without this copy in memory.
+    /// waits, and nothing is refused: writers go on, and a relocation that
+    /// carries an item behind the point the reading has reached is recorded
+    /// and written after the table (the moved list), where the decoder
+    /// puts it back. An item inserted or removed meanwhile may be in the
+    /// bytes or not (an item removed and inserted again, twice), and an item
+    /// that moved meanwhile may be in them twice: the decoded filter's
+    /// `len()` may then exceed the items it holds by those copies, each of
+    /// which a `remove` takes like any other. The recorded item count is the
+    /// number of fingerprints written, so the bytes always decode, and with
+    /// no operation in flight they are exact. See
+    /// [`write_to`](Self::write_to) to write a large filter without this
+    /// copy in memory.
     ///
     /// The bytes record the hasher's seed in the clear: do not publish the
     /// bytes of a filter whose seed must stay secret (see
@@ -94,19 +106,15 @@ impl<S: HasherIdentity> CuckooFilter<S> {
 
     /// Writes the filter to `writer` in [`to_bytes`](Self::to_bytes)'s
     /// format, reading the table as it writes: beyond the filter it takes a
-    /// buffer of 512 KiB, not a copy of the table. On a live filter it is the
+    /// buffer of 512 KiB, not a copy of the table (and, on a live filter, 16
+    /// bytes per move recorded while it reads). On a live filter it is the
     /// snapshot `to_bytes` describes.
     ///
-    /// The writer must seek: the format records the item count in its
-    /// header, before the table, and the count of a table that other threads
-    /// change is known only once it is read, so `write_to` writes the header,
-    /// then the table, then goes back to fill in the count (and forward again
-    /// to the end). A [`File`](std::fs::File), a
-    /// [`BufWriter`](std::io::BufWriter) of one, or a
-    /// [`Cursor`](std::io::Cursor) will do; for a stream that cannot seek,
-    /// write [`to_bytes`](Self::to_bytes). On an error the bytes written so
-    /// far are not a filter: write to a temporary file and rename it, as the
-    /// dedup server example does.
+    /// Any [`Write`] will do: a file, a socket, a pipe, a compressor, a
+    /// hashing writer. The bytes go out front to back, once; the item count
+    /// follows the table. On an error the bytes written so far are not a
+    /// filter: write to a temporary file and rename it, as the filter
+    /// server does.
     ///
     /// ```
     /// use std::io::{BufReader, BufWriter};
@@ -119,9 +127,14 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// let g = CuckooFilter::read_from(BufReader::new(std::fs::File::open(&path)?))?;
     /// assert!(g.contains("apple") && g.len() == 1);
     /// # std::fs::remove_file(&path)?;
+    ///
+    /// // No need to seek: a `Vec`, or a pipe, takes the same bytes.
+    /// let mut bytes = Vec::new();
+    /// f.write_to(&mut bytes)?;
+    /// assert_eq!(bytes, f.to_bytes());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn write_to<X: Write + Seek>(&self, mut writer: X) -> io::Result<()> {
+    pub fn write_to<X: Write>(&self, mut writer: X) -> io::Result<()> {
         write_table(&self.table, id_of::<S>(), self.hasher.seed(), &mut writer)?;
         writer.flush()
     }
@@ -193,66 +206,61 @@ fn occupied<W: Width>(word: u64) -> u64 {
 
 /// The bytes of `table`, recording the hasher `hasher_id` with `seed`.
 pub(super) fn encode(table: &AnyTable, hasher_id: u64, seed: u64) -> Vec<u8> {
-    let mut out = Cursor::new(Vec::with_capacity(encoded_len(table) as usize));
-    // A `Vec` takes every write: the only error a cursor over one can give
-    // is a position past `u64::MAX`.
+    let len = HEADER_LEN + TRAILER_LEN + CHECKSUM_LEN + 8 * table.word_count();
+    let mut out = Vec::with_capacity(len);
+    // A `Vec` takes every write.
     write_table(table, hasher_id, seed, &mut out).expect("writing to a Vec");
-    out.into_inner()
+    out
 }
 
-/// The bytes of a table's encoding: header, words, checksum.
-pub(super) fn encoded_len(table: &AnyTable) -> u64 {
-    encoded_len_of(table.word_count() as u64)
-}
-
-/// Writes `table`'s encoding to `out`, reading the table as a snapshot (see
-/// `table::snapshot`), and returns the CRC-32C of all the bytes written (the
-/// chain's checksum covers them). The item count is known once the table is
-/// read: the header goes out with 0 there, and is mended by seeking back.
-pub(super) fn write_table<X: Write + Seek>(
+/// Writes `table`'s encoding to `out`, front to back, reading the table as a
+/// snapshot (see `table::snapshot`): the header, the words, then what the
+/// reading found (the moved list and the item count), then the checksum.
+pub(super) fn write_table<X: Write + ?Sized>(
     table: &AnyTable,
     hasher_id: u64,
     seed: u64,
     out: &mut X,
-) -> io::Result<u32> {
+) -> io::Result<()> {
     dispatch!(table, t => write_table_of(t, hasher_id, seed, out))
 }
 
-fn write_table_of<W: Width, X: Write + Seek>(
+fn write_table_of<W: Width, X: Write + ?Sized>(
     t: &Table<W>,
     hasher_id: u64,
     seed: u64,
     out: &mut X,
-) -> io::Result<u32> {
-    let start = out.stream_position()?;
-    out.write_all(&header::<W>(t, hasher_id, seed, 0))?;
-    let mut body_crc = 0;
+) -> io::Result<()> {
+    let mut out = Summed::new(out);
+    out.write_all(&header::<W>(t, hasher_id, seed))?;
     let mut bytes = Vec::new();
-    let items = t.read_snapshot(|words| {
+    let reading = t.read_snapshot(|words| {
         bytes.resize(8 * words.len(), 0);
         for (b, w) in bytes.chunks_exact_mut(8).zip(words) {
             b.copy_from_slice(&w.to_le_bytes());
         }
-        body_crc = crc32c::crc32c_append(body_crc, &bytes);
         out.write_all(&bytes)
     })?;
-    let head = header::<W>(t, hasher_id, seed, items);
-    let body_len = 8 * t.word_count();
-    let crc = crc32c::crc32c_combine(crc32c::crc32c(&head), body_crc, body_len);
-    let trailer = crc.to_le_bytes();
-    out.write_all(&trailer)?;
-    let end = out.stream_position()?;
-    out.seek(SeekFrom::Start(start + ITEMS_AT as u64))?;
-    out.write_all(&items.to_le_bytes())?;
-    out.seek(SeekFrom::Start(end))?;
-    Ok(crc32c::crc32c_append(crc, &trailer))
+    let moved = &reading.moved;
+    let mut tail = Vec::with_capacity(TRAILER_LEN + 8 * moved.len());
+    tail.extend_from_slice(&(moved.len() as u64).to_le_bytes());
+    for &(bucket, fp) in moved {
+        // Buckets number at most 2^32: every index fits 32 bits.
+        tail.extend_from_slice(&(bucket as u32).to_le_bytes());
+        tail.extend_from_slice(&fp.to_le_bytes());
+    }
+    tail.extend_from_slice(&(reading.items + moved.len() as u64).to_le_bytes());
+    out.write_all(&tail)?;
+    out.close().map(drop)
 }
 
-/// Where the item count lies in the header.
-const ITEMS_AT: usize = 40;
+/// Bytes of a version-2 trailer besides its moved entries: their number and
+/// the item count.
+const TRAILER_LEN: usize = 16;
 
-/// The header of `t`'s encoding with `items` fingerprints.
-fn header<W: Width>(t: &Table<W>, hasher_id: u64, seed: u64, items: u64) -> [u8; HEADER_LEN] {
+/// The header of `t`'s encoding (version 2: 0 where version 1 has the item
+/// count).
+fn header<W: Width>(t: &Table<W>, hasher_id: u64, seed: u64) -> [u8; HEADER_LEN] {
     let mut out = [0; HEADER_LEN];
     let fields: [&[u8]; 10] = [
         &TABLE_MAGIC,
@@ -263,7 +271,7 @@ fn header<W: Width>(t: &Table<W>, hasher_id: u64, seed: u64, items: u64) -> [u8;
         &hasher_id.to_le_bytes(),
         &seed.to_le_bytes(),
         &t.buckets().to_le_bytes(),
-        &items.to_le_bytes(),
+        &0u64.to_le_bytes(),
         &(t.word_count() as u64).to_le_bytes(),
     ];
     let mut at = 0;
@@ -271,14 +279,11 @@ fn header<W: Width>(t: &Table<W>, hasher_id: u64, seed: u64, items: u64) -> [u8;
         out[at..at + field.len()].copy_from_slice(field);
         at += field.len();
     }
-    debug_assert_eq!(
-        (at, &out[ITEMS_AT..ITEMS_AT + 8]),
-        (HEADER_LEN, &items.to_le_bytes()[..])
-    );
+    debug_assert_eq!(at, HEADER_LEN);
     out
 }
 
-/// The header of an input whose layout, length and checksum are right.
+/// An input whose layout, length and checksum are right.
 struct Parsed<'a> {
     bits: FingerprintBits,
     hasher_id: u64,
@@ -287,9 +292,13 @@ struct Parsed<'a> {
     items: u64,
     /// The table words' bytes.
     body: &'a [u8],
+    /// The moved list's bytes (version 2; empty in version 1).
+    moved: &'a [u8],
 }
 
-/// Checks everything that does not need the table's contents.
+/// Checks everything that does not need the table's contents, in the order
+/// `read_table` meets it: the layout, the input's length, the checksum, the
+/// flags and the reserved field.
 fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
     let actual = bytes.len() as u64;
     check_magic(bytes, &TABLE_MAGIC)?;
@@ -300,7 +309,22 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
         });
     };
     let h = check_header(header)?;
-    let expected = encoded_len_of(h.words);
+    let body_end = HEADER_LEN + 8 * h.words as usize;
+    // The length with no moved entries; version 2 then says how many follow.
+    let least = encoded_len_of(&h, 0);
+    let mut expected = least;
+    if h.version != VERSION_1 {
+        let Some(count) = bytes
+            .get(body_end..)
+            .and_then(|rest| rest.first_chunk::<8>())
+        else {
+            return Err(DecodeError::Truncated {
+                expected: least,
+                actual,
+            });
+        };
+        expected = encoded_len_of(&h, u64::from_le_bytes(*count));
+    }
     if actual < expected {
         return Err(DecodeError::Truncated { expected, actual });
     }
@@ -312,26 +336,38 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
         return Err(DecodeError::Truncated { expected, actual });
     };
     check_checksum(content, stored)?;
-    if h.flags != 0 {
-        return Err(DecodeError::UnsupportedFlags { flags: h.flags });
-    }
+    check_flags(&h)?;
+    let body = &content[HEADER_LEN..body_end];
+    let (moved, items) = if h.version == VERSION_1 {
+        (&[][..], h.items)
+    } else {
+        // The list between its count and the item count, which ends the
+        // content: the lengths were checked against the count above.
+        let list = &content[body_end + 8..content.len() - 8];
+        let mut count = [0; 8];
+        count.copy_from_slice(&content[content.len() - 8..]);
+        (list, u64::from_le_bytes(count))
+    };
     Ok(Parsed {
         bits: h.bits,
         hasher_id: h.hasher_id,
         seed: h.seed,
         buckets: h.buckets,
-        items: h.items,
-        body: &content[HEADER_LEN..],
+        items,
+        body,
+        moved,
     })
 }
 
 /// A header's fields, its layout checked ([`check_header`]).
 struct Header {
+    version: u16,
     bits: FingerprintBits,
     flags: u32,
     hasher_id: u64,
     seed: u64,
     buckets: u64,
+    /// The item count in version 1; 0 (a reserved field) in version 2.
     items: u64,
     words: u64,
 }
@@ -371,6 +407,7 @@ fn check_header(header: &[u8; HEADER_LEN]) -> Result<Header, DecodeError> {
         });
     }
     Ok(Header {
+        version,
         bits,
         flags,
         hasher_id,
@@ -381,16 +418,28 @@ fn check_header(header: &[u8; HEADER_LEN]) -> Result<Header, DecodeError> {
     })
 }
 
-/// Bytes of an encoding of `words` table words. At most 2^33 words (2^32
-/// buckets of 32-bit slots): no overflow.
-fn encoded_len_of(words: u64) -> u64 {
-    (HEADER_LEN + CHECKSUM_LEN) as u64 + 8 * words
+/// The checks that follow the checksum's: the flags, and in version 2 the
+/// reserved field.
+fn check_flags(h: &Header) -> Result<(), DecodeError> {
+    if h.flags != 0 {
+        return Err(DecodeError::UnsupportedFlags { flags: h.flags });
+    }
+    if h.version != VERSION_1 && h.items != 0 {
+        return Err(DecodeError::ReservedNotZero);
+    }
+    Ok(())
 }
 
-/// The fingerprint width and bucket count an encoded table declares, once its
-/// layout, length and checksum are checked: nothing is allocated.
-pub(super) fn layout(bytes: &[u8]) -> Result<(FingerprintBits, u64), DecodeError> {
-    parse(bytes).map(|p| (p.bits, p.buckets))
+/// Bytes of the encoding with header `h` and `moved` entries in its moved
+/// list (none in version 1). At most 2^33 words (2^32 buckets of 32-bit
+/// slots): only the list can overflow, and the length then saturates.
+fn encoded_len_of(h: &Header, moved: u64) -> u64 {
+    let table = (HEADER_LEN + CHECKSUM_LEN) as u64 + 8 * h.words;
+    if h.version == VERSION_1 {
+        table
+    } else {
+        (table + TRAILER_LEN as u64).saturating_add(moved.saturating_mul(8))
+    }
 }
 
 /// Decodes a filter, its hasher given by `hasher` from the recorded identity
@@ -412,54 +461,108 @@ fn word_at(chunk: &[u8]) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// The index of the first word of `body` with a bit set outside its slots,
-/// above its lanes. (Every lane of every word is a slot: buckets fill whole
-/// words or half words, and a table has an even number of buckets.)
-fn nonzero_padding<W: Width>(body: &[u8]) -> Option<u64> {
-    body.chunks_exact(8)
-        .position(|c| word_at(c) & !W::USED != 0)
-        .map(|i| i as u64)
+/// The (bucket, fingerprint) of a moved entry's 8 bytes: 8 bytes held for
+/// each, as many as the input gave.
+fn moved_at(chunk: &[u8]) -> (u32, u32) {
+    let w = word_at(chunk);
+    (w as u32, (w >> 32) as u32)
+}
+
+/// The first fault of table word `word`, numbered `at`: bits outside its
+/// slots, or, in a semi-sorted table, a word the codec does not write.
+fn word_fault<W: Width>(word: u64, at: u64) -> Option<DecodeError> {
+    if W::SORTED {
+        (!W::valid_word(word)).then_some(DecodeError::InvalidBucket { word: at })
+    } else {
+        (word & !W::USED != 0).then_some(DecodeError::NonzeroPadding { word: at })
+    }
+}
+
+/// `InvalidMovedEntry` for the first entry of `moved` that names no bucket of
+/// a table of `buckets`, or no fingerprint of width `W`.
+fn check_moved<W: Width>(buckets: u64, moved: &[(u32, u32)]) -> Result<(), DecodeError> {
+    match moved
+        .iter()
+        .position(|&(bucket, fp)| u64::from(bucket) >= buckets || fp == 0 || u64::from(fp) > W::MAX)
+    {
+        Some(index) => Err(DecodeError::InvalidMovedEntry {
+            index: index as u64,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Checks the recorded item count against the table's fingerprints and the
+/// moved list's, then puts each moved entry into the table as an insert
+/// would (its bucket, else its alternate, else along a cuckoo path).
+fn finish_table<W: Width>(
+    table: &Table<W>,
+    found: u64,
+    recorded: u64,
+    moved: &[(u32, u32)],
+) -> Result<(), DecodeError> {
+    let found = found + moved.len() as u64;
+    if found != recorded {
+        return Err(DecodeError::ItemCountMismatch { recorded, found });
+    }
+    for (index, &(bucket, fp)) in moved.iter().enumerate() {
+        let bucket = u64::from(bucket);
+        let pos = Position {
+            i1: bucket,
+            i2: table.alternate(bucket, fp),
+            fp,
+        };
+        if !table.put_in_order(pos, true) {
+            return Err(DecodeError::NoRoomForMovedEntry {
+                index: index as u64,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Checks the table's contents, then allocates and fills it.
 fn decode_table<W: Width>(p: &Parsed<'_>) -> Result<Table<W>, DecodeError> {
-    if W::SORTED {
-        if let Some(word) = p
-            .body
-            .chunks_exact(8)
-            .position(|c| !W::valid_word(word_at(c)))
-        {
-            return Err(DecodeError::InvalidBucket { word: word as u64 });
-        }
-    } else if let Some(word) = nonzero_padding::<W>(p.body) {
-        return Err(DecodeError::NonzeroPadding { word });
+    if let Some(fault) = p
+        .body
+        .chunks_exact(8)
+        .enumerate()
+        .find_map(|(at, c)| word_fault::<W>(word_at(c), at as u64))
+    {
+        return Err(fault);
     }
+    let moved: Vec<_> = p.moved.chunks_exact(8).map(moved_at).collect();
+    check_moved::<W>(p.buckets, &moved)?;
     let found: u64 = p
         .body
         .chunks_exact(8)
         .map(|c| occupied::<W>(word_at(c)))
         .sum();
-    if found != p.items {
+    if found + moved.len() as u64 != p.items {
         return Err(DecodeError::ItemCountMismatch {
             recorded: p.items,
-            found,
+            found: found + moved.len() as u64,
         });
     }
     let len = usize::try_from(found).map_err(|_| Table::<W>::alloc_error(p.buckets))?;
-    Ok(Table::from_words(
-        p.buckets,
-        p.body.chunks_exact(8).map(word_at),
-        len,
-    )?)
+    let table = Table::from_words(p.buckets, p.body.chunks_exact(8).map(word_at), len)?;
+    finish_table(&table, found, p.items, &moved)?;
+    Ok(table)
 }
+
+/// Moved entries read from a stream at a time.
+const MOVED_PIECE: u64 = 1 << 13;
 
 /// Reads one table's encoding from `src` (its first byte next), checking it
 /// as [`decode`] does, in the same order: layout, length (the input ending
 /// early), checksum, flags, hasher, contents. The hasher comes from the
-/// recorded identity by `hasher`. Memory is taken as the words arrive (see
-/// `Table::from_pieces`).
+/// recorded identity by `hasher`. A table of a growable filter's chain must
+/// be of the chain's format `version` (`InvalidChain` otherwise, before
+/// anything is allocated). Memory is taken as the words arrive (see
+/// `Table::from_pieces`), and as the moved entries arrive.
 pub(super) fn read_table<S, R: std::io::Read>(
     src: &mut Source<R>,
+    version: Option<u16>,
     hasher: impl FnOnce(u64, u64) -> Result<S, DecodeError>,
 ) -> Result<CuckooFilter<S>, ReadError> {
     let start = src.position();
@@ -470,36 +573,64 @@ pub(super) fn read_table<S, R: std::io::Read>(
         start + (HEADER_LEN + CHECKSUM_LEN) as u64,
     )?;
     let h = check_header(&head)?;
-    let expected = start + encoded_len_of(h.words);
-    let (table, fault) = with_width!(h.bits, W, wrap => {
-        let (t, fault) = read_words::<W, R>(src, &h, expected)?;
-        (wrap(t), fault)
-    });
-    let content_crc = src.take_crc();
-    let mut stored = [0; CHECKSUM_LEN];
-    src.fill(&mut stored, expected)?;
-    check_checksum_value(u32::from_le_bytes(stored), content_crc)?;
-    // The caller's running checksum continues over this table's bytes.
-    src.resume_crc(crc32c::crc32c_append(content_crc, &stored));
-    if h.flags != 0 {
-        return Err(DecodeError::UnsupportedFlags { flags: h.flags }.into());
+    if version.is_some_and(|v| v != h.version) {
+        return Err(DecodeError::InvalidChain {
+            reason: "a table's format version is not its chain's",
+        }
+        .into());
     }
-    let hasher = hasher(h.hasher_id, h.seed)?;
-    if let Some(fault) = fault {
-        return Err(fault.into());
-    }
-    Ok(CuckooFilter { table, hasher })
+    let mut expected = start + encoded_len_of(&h, 0);
+    with_width!(h.bits, W, wrap => {
+        let (table, found, fault) = read_words::<W, R>(src, &h, expected)?;
+        let mut moved = Vec::new();
+        let mut items = h.items;
+        if h.version != VERSION_1 {
+            let mut field = [0; 8];
+            src.fill(&mut field, expected)?;
+            let count = u64::from_le_bytes(field);
+            expected = start.saturating_add(encoded_len_of(&h, count));
+            let mut bytes = Vec::new();
+            let mut left = count;
+            while left > 0 {
+                let n = left.min(MOVED_PIECE);
+                bytes.resize(8 * n as usize, 0);
+                src.fill(&mut bytes, expected)?;
+                moved.extend(bytes.chunks_exact(8).map(moved_at));
+                left -= n;
+            }
+            src.fill(&mut field, expected)?;
+            items = u64::from_le_bytes(field);
+        }
+        let content_crc = src.take_crc();
+        let mut stored = [0; CHECKSUM_LEN];
+        src.fill(&mut stored, expected)?;
+        check_checksum_value(u32::from_le_bytes(stored), content_crc)?;
+        // The caller's running checksum continues over this table's bytes.
+        src.resume_crc(crc32c::crc32c_append(content_crc, &stored));
+        check_flags(&h)?;
+        let hasher = hasher(h.hasher_id, h.seed)?;
+        if let Some(fault) = fault {
+            return Err(fault.into());
+        }
+        check_moved::<W>(h.buckets, &moved)?;
+        // `found` fingerprints fit in memory: they are in the table.
+        table.set_len(found as usize);
+        finish_table(&table, found, items, &moved)?;
+        Ok(CuckooFilter {
+            table: wrap(table),
+            hasher,
+        })
+    })
 }
 
 /// The words of a table with header `h`, read from `src` into a table as they
-/// arrive, and the first fault in its contents, if any (reported only after
-/// the checksum, as `decode` orders its checks). The item count is set if
-/// the contents are right.
+/// arrive, the fingerprints they hold, and the first fault in them, if any
+/// (reported only after the checksum, as `decode` orders its checks).
 fn read_words<W: Width, R: std::io::Read>(
     src: &mut Source<R>,
     h: &Header,
     expected: u64,
-) -> Result<(Table<W>, Option<DecodeError>), ReadError> {
+) -> Result<(Table<W>, u64, Option<DecodeError>), ReadError> {
     let mut at = 0u64;
     let mut found = 0u64;
     let mut fault = None;
@@ -511,28 +642,13 @@ fn read_words<W: Width, R: std::io::Read>(
             *w = word_at(chunk);
             found += occupied::<W>(*w);
             if fault.is_none() {
-                if W::SORTED && !W::valid_word(*w) {
-                    fault = Some(DecodeError::InvalidBucket { word: at });
-                } else if !W::SORTED && *w & !W::USED != 0 {
-                    fault = Some(DecodeError::NonzeroPadding { word: at });
-                }
+                fault = word_fault::<W>(*w, at);
             }
             at += 1;
         }
         Ok::<(), ReadError>(())
     })?;
-    let table = table?;
-    if fault.is_none() && found != h.items {
-        fault = Some(DecodeError::ItemCountMismatch {
-            recorded: h.items,
-            found,
-        });
-    }
-    if fault.is_none() {
-        // `found` fingerprints fit in memory: they are in the table.
-        table.set_len(found as usize);
-    }
-    Ok((table, fault))
+    Ok((table?, found, fault))
 }
 
 #[cfg(test)]
@@ -555,7 +671,7 @@ mod tests {
             let bytes = f.to_bytes();
             let lanes = 64 / bits.bits() as usize;
             let s = bits.slots_per_bucket() as usize;
-            let body = &bytes[HEADER_LEN..bytes.len() - 4];
+            let body = &bytes[HEADER_LEN..bytes.len() - TRAILER_LEN - CHECKSUM_LEN];
             assert_eq!(body.len(), 8 * (6 * s).div_ceil(lanes), "{bits:?}");
             let lane = |l: usize| {
                 let w = word_at(&body[8 * (l / lanes)..8 * (l / lanes) + 8]);
@@ -654,7 +770,7 @@ mod tests {
         }) {
             let f = CuckooFilter::with_buckets(2, bits, DefaultHashBuilder::default()).unwrap();
             let bytes = f.to_bytes();
-            let body_len = bytes.len() - HEADER_LEN - 4;
+            let body_len = bytes.len() - HEADER_LEN - TRAILER_LEN - CHECKSUM_LEN;
             // Every bit of the body that is in no slot of the two buckets.
             let lanes = 64 / bits.bits() as usize;
             let slots = 2 * bits.slots_per_bucket() as usize;
@@ -684,6 +800,122 @@ mod tests {
         }
     }
 
+    /// The bytes of `f` with the fingerprint of `hash` taken out of the
+    /// table and put on the moved list as `(bucket, fp)`, checksum mended.
+    fn with_moved(f: &CuckooFilter, hash: u64, moved: &[(u32, u32)]) -> Vec<u8> {
+        let bytes = f.to_bytes();
+        let words = (bytes.len() - HEADER_LEN - TRAILER_LEN - CHECKSUM_LEN) / 8;
+        let pos = f.table.position(hash);
+        let mut body: Vec<u64> = bytes[HEADER_LEN..HEADER_LEN + 8 * words]
+            .chunks_exact(8)
+            .map(word_at)
+            .collect();
+        // 16-bit slots, four a word: bucket b is word b.
+        let (bucket, fp) = (pos.i1 as usize, u64::from(pos.fp));
+        let lane = (0..4).find(|l| (body[bucket] >> (16 * l)) & 0xffff == fp);
+        let lane = lane.expect("the item is in its first bucket");
+        body[bucket] &= !(0xffff << (16 * lane));
+        let mut out = bytes[..HEADER_LEN].to_vec();
+        body.iter()
+            .for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+        out.extend_from_slice(&(moved.len() as u64).to_le_bytes());
+        for &(b, fp) in moved {
+            out.extend_from_slice(&b.to_le_bytes());
+            out.extend_from_slice(&fp.to_le_bytes());
+        }
+        let items = f.len() as u64 - 1 + moved.len() as u64;
+        out.extend_from_slice(&items.to_le_bytes());
+        let crc = crc32c::crc32c(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn moved_entries_are_put_back() {
+        let f =
+            CuckooFilter::with_buckets(64, FingerprintBits::Bits16, DefaultHashBuilder::default())
+                .unwrap();
+        let hash = 0x1234_5678_9abc_def0;
+        f.insert_hash(hash).unwrap();
+        for i in 0..100u64 {
+            f.insert_hash(i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .unwrap();
+        }
+        let pos = f.table.position(hash);
+        let entry = (pos.i2 as u32, pos.fp);
+        let bytes = with_moved(&f, hash, &[entry]);
+        for g in [
+            CuckooFilter::from_bytes(&bytes).unwrap(),
+            CuckooFilter::read_from(&bytes[..]).unwrap(),
+        ] {
+            assert!(g.contains_hash(hash));
+            assert_eq!(g.len(), f.len());
+            // Written again with the entry in the table, the list empty.
+            assert_eq!(g.to_bytes().len(), bytes.len() - 8);
+        }
+        // The same entry twice: a second copy, counted.
+        let twice = with_moved(&f, hash, &[entry, entry]);
+        assert_eq!(CuckooFilter::from_bytes(&twice).unwrap().len(), f.len() + 1);
+        // An entry past the table, or with no fingerprint.
+        for bad in [(64, pos.fp), (0, 0), (1, 1 << 16)] {
+            let bytes = with_moved(&f, hash, &[entry, bad]);
+            let expected = DecodeError::InvalidMovedEntry { index: 1 };
+            assert_eq!(CuckooFilter::from_bytes(&bytes).unwrap_err(), expected);
+            match CuckooFilter::read_from(&bytes[..]) {
+                Err(ReadError::Decode(e)) => assert_eq!(e, expected),
+                other => panic!("{other:?}"),
+            }
+        }
+        // A count that disagrees with the table and the list.
+        let mut wrong = with_moved(&f, hash, &[entry]);
+        let n = wrong.len();
+        wrong[n - 12] ^= 1;
+        let crc = crc32c::crc32c(&wrong[..n - 4]);
+        wrong[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        assert!(matches!(
+            CuckooFilter::from_bytes(&wrong),
+            Err(DecodeError::ItemCountMismatch { .. })
+        ));
+        // The reserved field of a version-2 header.
+        let mut reserved = f.to_bytes();
+        reserved[40] = 1; // bytes 40..48: reserved in version 2
+        let n = reserved.len();
+        let crc = crc32c::crc32c(&reserved[..n - 4]);
+        reserved[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(
+            CuckooFilter::from_bytes(&reserved).unwrap_err(),
+            DecodeError::ReservedNotZero
+        );
+    }
+
+    #[test]
+    fn a_moved_entry_with_no_room_is_refused() {
+        // Two buckets of four, full: a fifth fingerprint has nowhere to go.
+        let f =
+            CuckooFilter::with_buckets(2, FingerprintBits::Bits16, DefaultHashBuilder::default())
+                .unwrap();
+        let mut i = 0u64;
+        while f.len() < 8 {
+            let _ = f.insert_hash(i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            i += 1;
+        }
+        let bytes = f.to_bytes();
+        let at = bytes.len() - TRAILER_LEN - CHECKSUM_LEN;
+        let mut out = bytes[..at].to_vec();
+        out.extend_from_slice(&1u64.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&7u32.to_le_bytes());
+        out.extend_from_slice(&9u64.to_le_bytes());
+        let crc = crc32c::crc32c(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        let expected = DecodeError::NoRoomForMovedEntry { index: 0 };
+        assert_eq!(CuckooFilter::from_bytes(&out).unwrap_err(), expected);
+        match CuckooFilter::read_from(&out[..]) {
+            Err(ReadError::Decode(e)) => assert_eq!(e, expected),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn byte_wide_slots_are_laid_out_in_order() {
         // For 8, 16 and 32 bits the words are the slots, each bits / 8 bytes
@@ -701,7 +933,7 @@ mod tests {
             let slot_bytes = (bits.bits() / 8) as usize;
             let at = HEADER_LEN + (4 * b as usize) * slot_bytes;
             assert_eq!(bytes[at], 0x5a, "{bits:?}");
-            let nonzero = bytes[HEADER_LEN..bytes.len() - 4]
+            let nonzero = bytes[HEADER_LEN..bytes.len() - TRAILER_LEN - CHECKSUM_LEN]
                 .iter()
                 .filter(|&&x| x != 0)
                 .count();

@@ -6,8 +6,8 @@
 //! its keys and keeps about `load` of the table's slots filled, inserting and
 //! removing (fresh keys each time, so that the churn keeps relocating
 //! fingerprints). The snapshot thread takes `to_bytes()`, every fourth round
-//! `write_to` into a `Cursor<Vec<u8>>` instead, decodes the bytes
-//! (`from_bytes` / `read_from`), and checks the restored filter:
+//! `write_to` into a `Vec<u8>` (a writer that cannot seek) instead, decodes
+//! the bytes (`from_bytes` / `read_from`), and checks the restored filter:
 //!
 //! * every key held throughout the snapshot (its insert returned before the
 //!   snapshot began, and no remove of it started before the snapshot ended)
@@ -49,9 +49,13 @@
 //! whose remove finished before the snapshot hides one: an estimate, which
 //! `--bits 32` makes nearly free of collisions.
 //!
-//! **Writers' throughput.** The snapshot thread waits through the first fifth
-//! of the run (at most 2 s); the writers' rate then is reported beside their
-//! rate while snapshots run.
+//! **Writers' throughput and refusals.** The snapshot thread waits through
+//! the first fifth of the run (at most 2 s); the writers' rate then is
+//! reported beside their rate while snapshots run, and so are the inserts
+//! refused (`Full`) in each phase. A snapshot must refuse no insert that
+//! would have gone in without it: the run fails when the refusals while
+//! snapshots run exceed what the rate before them predicts (by more than
+//! four standard deviations of a Poisson count, plus three).
 //!
 //! With `--growable`, the filter is a `GrowableCuckooFilter` starting at
 //! capacity/1024 and the writers only insert (see `growable.rs` for why no
@@ -61,7 +65,7 @@
 
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
-use std::io::{Cursor, Write as _};
+use std::io::Write as _;
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Barrier, Mutex};
 use std::thread;
@@ -134,7 +138,7 @@ impl Filter {
     }
 
     /// Takes a snapshot: `to_bytes`, or with `streamed` `write_to` into a
-    /// cursor.
+    /// `Vec` (a writer that cannot seek).
     fn snapshot(&self, streamed: bool) -> Vec<u8> {
         if !streamed {
             return match self {
@@ -142,13 +146,13 @@ impl Filter {
                 Filter::Growable(f) => f.to_bytes(),
             };
         }
-        let mut out = Cursor::new(Vec::new());
+        let mut out = Vec::new();
         match self {
             Filter::Plain(f) => f.write_to(&mut out),
             Filter::Growable(f) => f.write_to(&mut out),
         }
-        .expect("write_to a Cursor<Vec<u8>>");
-        out.into_inner()
+        .expect("write_to a Vec<u8>");
+        out
     }
 
     /// Decodes a snapshot the way it was taken.
@@ -181,6 +185,8 @@ struct Shared<'a> {
     slots: usize,
     /// Per writer, inserts started (stored before each insert).
     started: Vec<Padded>,
+    /// Per writer, inserts refused (`Full`).
+    refused: Vec<Padded>,
     /// Per writer, operations done.
     ops: Vec<Padded>,
     stop: AtomicBool,
@@ -205,6 +211,12 @@ impl Shared<'_> {
         if !self.cfg.keep_going {
             self.stop.store(true, SeqCst);
         }
+    }
+
+    /// Inserts started and inserts refused so far, all writers.
+    fn inserts(&self) -> (u64, u64) {
+        let sum = |v: &[Padded]| v.iter().map(|p| p.0.load(SeqCst)).sum();
+        (sum(&self.started), sum(&self.refused))
     }
 
     fn ops(&self) -> u64 {
@@ -290,6 +302,7 @@ pub(crate) fn run(cfg: &Config) -> bool {
             .collect(),
         slots,
         started: (0..writers).map(|_| Padded::default()).collect(),
+        refused: (0..writers).map(|_| Padded::default()).collect(),
         ops: (0..writers).map(|_| Padded::default()).collect(),
         stop: AtomicBool::new(false),
         violations: AtomicU64::new(0),
@@ -416,6 +429,7 @@ impl Keys<'_> {
             Err(InsertError::Full) => {
                 self.own.give_back(slot as u32);
                 self.stats.full += 1;
+                self.shared.refused[self.t].0.fetch_add(1, SeqCst);
                 false
             }
             Err(e) => panic!("unexpected insert error {e:?}"),
@@ -534,6 +548,10 @@ struct SnapshotStats {
     /// snapshots ran.
     quiet_ops: u64,
     quiet_secs: f64,
+    /// Writers' inserts started and refused before the first snapshot, and
+    /// while snapshots ran.
+    quiet_inserts: (u64, u64),
+    busy_inserts: (u64, u64),
     busy_ops: u64,
     busy_secs: f64,
 }
@@ -551,12 +569,16 @@ fn snapshotter(shared: &Shared<'_>, quota: Quota, writers: usize) -> SnapshotSta
     // Writers alone first, for their throughput without snapshots.
     if !matches!(filter, Filter::Growable(_)) {
         let quiet = Duration::from_secs_f64(cfg.seconds / 5.0).min(Duration::from_secs(2));
+        let inserts0 = shared.inserts();
         thread::sleep(quiet);
         stats.quiet_ops = shared.ops();
         stats.quiet_secs = start.elapsed().as_secs_f64();
+        let inserts1 = shared.inserts();
+        stats.quiet_inserts = (inserts1.0 - inserts0.0, inserts1.1 - inserts0.1);
     }
     let busy_start = Instant::now();
     let busy_ops0 = shared.ops();
+    let busy_inserts0 = shared.inserts();
 
     let mut k = 0u64;
     while Instant::now() < deadline && !shared.stop.load(SeqCst) {
@@ -678,6 +700,11 @@ fn snapshotter(shared: &Shared<'_>, quota: Quota, writers: usize) -> SnapshotSta
         }
     }
     stats.busy_ops = shared.ops() - busy_ops0;
+    let busy_inserts1 = shared.inserts();
+    stats.busy_inserts = (
+        busy_inserts1.0 - busy_inserts0.0,
+        busy_inserts1.1 - busy_inserts0.1,
+    );
     stats.busy_secs = busy_start.elapsed().as_secs_f64();
     stats
 }
@@ -772,6 +799,31 @@ fn report(shared: &Shared<'_>, s: &SnapshotStats, writers: &[WriterStats]) -> bo
         s.lost,
         s.len_over_held as f64 / s.taken.max(1) as f64
     );
+    if s.quiet_secs > 0.0 {
+        let ((qi, qf), (bi, bf)) = (s.quiet_inserts, s.busy_inserts);
+        let per_million = |f: u64, i: u64| f as f64 * 1e6 / i.max(1) as f64;
+        println!(
+            "refused inserts: {qf} of {qi} before the first snapshot ({:.1} per 10^6), {bf} of \
+             {bi} while snapshots ran ({:.1} per 10^6, {:.3} per snapshot)",
+            per_million(qf, qi),
+            per_million(bf, bi),
+            bf as f64 / s.taken.max(1) as f64
+        );
+        // Refusals are rare events: while snapshots run there may be no more
+        // than the rate without them predicts, give or take chance (four
+        // standard deviations of a Poisson count, and a few).
+        let expected = qf as f64 * bi as f64 / qi.max(1) as f64;
+        let bound = expected + 4.0 * expected.sqrt() + 3.0;
+        if bf as f64 > bound {
+            shared.violation(
+                "snapshot thread",
+                format!(
+                    "{bf} inserts refused while snapshots ran, where the rate without them \
+                     predicts {expected:.1} (at most {bound:.1})"
+                ),
+            );
+        }
+    }
     if let Filter::Plain(_) = shared.filter {
         println!(
             "extra copies (estimate, see stress/src/snapshot.rs): {} in {} of {} snapshots",

@@ -13,6 +13,10 @@ use proptest::prelude::*;
 
 const HEADER: usize = 56;
 
+/// Bytes after the table of an encoding with an empty moved list: the
+/// list's length, the item count, the checksum.
+const TRAILER: usize = 20;
+
 fn bits() -> impl Strategy<Value = FingerprintBits> {
     prop_oneof![
         Just(FingerprintBits::Bits8),
@@ -148,7 +152,9 @@ proptest! {
         fix_count in any::<bool>(),
     ) {
         let mut bytes = small(bits, buckets, 0).to_bytes();
-        let body = HEADER..bytes.len() - 4;
+        // The table's words: after the header, before the moved list's
+        // length (0), the item count and the checksum.
+        let body = HEADER..bytes.len() - TRAILER;
         let n = garbage.len().min(body.len());
         bytes[body.start..body.start + n].copy_from_slice(&garbage[..n]);
         // Semi-sorted words: garbage is mostly not a bucket the codec writes
@@ -174,7 +180,8 @@ proptest! {
                 word = kept;
                 chunk.copy_from_slice(&word.to_le_bytes());
             }
-            bytes[40..48].copy_from_slice(&count.to_le_bytes());
+            let at = bytes.len() - 12;
+            bytes[at..at + 8].copy_from_slice(&count.to_le_bytes());
         }
         if fix_checksum {
             fix_crc(&mut bytes);
@@ -309,14 +316,16 @@ fn encoding_is_pinned() {
     let bytes = f.to_bytes();
     let mut expected = Vec::new();
     expected.extend_from_slice(b"LFCUCKOO");
-    expected.extend_from_slice(&[1, 0, 16, 4, 0, 0, 0, 0]);
+    expected.extend_from_slice(&[2, 0, 16, 4, 0, 0, 0, 0]);
     expected.extend_from_slice(&1u64.to_le_bytes()); // hasher id
     expected.extend_from_slice(&DEFAULT_SEED.to_le_bytes());
     expected.extend_from_slice(&2u64.to_le_bytes()); // buckets
-    expected.extend_from_slice(&1u64.to_le_bytes()); // items
+    expected.extend_from_slice(&0u64.to_le_bytes()); // reserved
     expected.extend_from_slice(&2u64.to_le_bytes()); // words
     expected.extend_from_slice(&[0; 8]); // bucket 0
     expected.extend_from_slice(&[0xef, 0xbe, 0, 0, 0, 0, 0, 0]); // bucket 1
+    expected.extend_from_slice(&0u64.to_le_bytes()); // moved entries
+    expected.extend_from_slice(&1u64.to_le_bytes()); // items
     let crc = crc32c::crc32c(&expected);
     expected.extend_from_slice(&crc.to_le_bytes());
     assert_eq!(bytes, expected);
@@ -338,14 +347,16 @@ fn packed_encoding_is_pinned() {
     let bytes = f.to_bytes();
     let mut expected = Vec::new();
     expected.extend_from_slice(b"LFCUCKOO");
-    expected.extend_from_slice(&[1, 0, 12, 5, 0, 0, 0, 0]);
+    expected.extend_from_slice(&[2, 0, 12, 5, 0, 0, 0, 0]);
     expected.extend_from_slice(&1u64.to_le_bytes()); // hasher id
     expected.extend_from_slice(&DEFAULT_SEED.to_le_bytes());
     expected.extend_from_slice(&2u64.to_le_bytes()); // buckets
-    expected.extend_from_slice(&2u64.to_le_bytes()); // items
+    expected.extend_from_slice(&0u64.to_le_bytes()); // reserved
     expected.extend_from_slice(&2u64.to_le_bytes()); // words
     expected.extend_from_slice(&0u64.to_le_bytes()); // bucket 0
     expected.extend_from_slice(&(0xabc_u64 | 0x123 << 12).to_le_bytes()); // bucket 1
+    expected.extend_from_slice(&0u64.to_le_bytes()); // moved entries
+    expected.extend_from_slice(&2u64.to_le_bytes()); // items
     let crc = crc32c::crc32c(&expected);
     expected.extend_from_slice(&crc.to_le_bytes());
     assert_eq!(bytes, expected);
@@ -383,8 +394,8 @@ fn each_error_names_what_is_wrong() {
     assert_eq!(e(b"LFCX"), DecodeError::BadMagic);
     assert_eq!(e(&with_field(&bytes, 0, b"X")), DecodeError::BadMagic);
     assert_eq!(
-        e(&with_field(&bytes, 8, &[2, 0])),
-        DecodeError::UnsupportedVersion { version: 2 }
+        e(&with_field(&bytes, 8, &[3, 0])),
+        DecodeError::UnsupportedVersion { version: 3 }
     );
     assert_eq!(
         e(&with_field(&bytes, 10, &[13])),
@@ -418,12 +429,25 @@ fn each_error_names_what_is_wrong() {
         }
     );
     assert_eq!(
-        e(&with_field(&bytes, 40, &4u64.to_le_bytes())),
+        e(&with_field(&bytes, bytes.len() - 12, &4u64.to_le_bytes())),
         DecodeError::ItemCountMismatch {
             recorded: 4,
             found: 3
         }
     );
+    assert_eq!(
+        e(&with_field(&bytes, 40, &3u64.to_le_bytes())),
+        DecodeError::ReservedNotZero
+    );
+    // A moved list of one entry whose bucket is past the table's four.
+    let mut moved = bytes[..bytes.len() - TRAILER].to_vec();
+    moved.extend_from_slice(&1u64.to_le_bytes());
+    moved.extend_from_slice(&4u32.to_le_bytes());
+    moved.extend_from_slice(&7u32.to_le_bytes());
+    moved.extend_from_slice(&4u64.to_le_bytes());
+    moved.extend_from_slice(&[0; 4]);
+    fix_crc(&mut moved);
+    assert_eq!(e(&moved), DecodeError::InvalidMovedEntry { index: 0 });
     let mut flipped = bytes.clone();
     flipped[HEADER] ^= 0x10;
     assert!(matches!(e(&flipped), DecodeError::ChecksumMismatch { .. }));
@@ -451,7 +475,7 @@ fn huge_claims_are_refused_before_allocating() {
     assert_eq!(
         decode(&b).unwrap_err(),
         DecodeError::Truncated {
-            expected: 60 + (1 << 36),
+            expected: 76 + (1 << 36),
             actual: b.len() as u64
         }
     );
