@@ -11,6 +11,7 @@
 //! fewer than 20 false positives are expected at the rate asked, the count
 //! says little and is shown as `-`.
 
+use benchmarks::splitmix as mix;
 use lockfree_cuckoo_filter::CuckooFilter;
 
 /// Items the filters are built for and filled with.
@@ -22,14 +23,6 @@ const RATES: [f64; 16] = [
     0.03, 0.02, 0.01, 0.005, 0.003, 0.002, 0.001, 5e-4, 2e-4, 1e-4, 5e-5, 2e-5, 1e-5, 1e-6, 1e-7,
     1e-8,
 ];
-
-/// A 64-bit mixer (SplitMix64's finaliser): distinct inputs, distinct hashes.
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 fn main() {
     println!("| rate asked | layout | bits/item | measured rate | ÷ Bloom |");
