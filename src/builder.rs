@@ -9,16 +9,14 @@ use crate::hasher::DefaultHashBuilder;
 use crate::table::MAX_BUCKETS;
 use crate::CuckooFilter;
 
-/// The load factor the table is sized for, in percent: `with_capacity(n)`
-/// gives about `n / 0.94` slots. Below the load the filter reliably reaches
-/// (over 95 %) so that `n` distinct items fit (all but rarely in small
-/// tables, see [`slack`]), and within 10 % of `n / 0.95`. Integer arithmetic,
-/// so that [`capacity_for`] inverts [`buckets_for`] exactly.
-const SIZING_LOAD_PERCENT: u64 = 94;
-
-/// The load at which [`FingerprintBits::false_positive_rate`] bounds are taken
-/// when choosing a width for a requested rate: a full table.
-const FULL_LOAD: f64 = 0.95;
+// The load factor a table is sized for is its layout's
+// (`FingerprintBits::sizing_load_percent`): `with_capacity(n)` gives about
+// `n / 0.94` slots for the plain and semi-sorted layouts, `n / 0.97` for the
+// ranked ones. Below the load the filter reliably reaches, so
+// that `n` distinct items fit (all but rarely in small tables, see
+// [`slack`]). Integer arithmetic, so that [`capacity_for`] inverts
+// [`buckets_for`] exactly. Rate bounds are taken one percent above it
+// (`FingerprintBits::rated_load`).
 
 /// Builds a [`CuckooFilter`]. Obtained from [`CuckooFilter::builder`].
 ///
@@ -28,14 +26,14 @@ const FULL_LOAD: f64 = 0.95;
 /// each filter (see [`seed`](Builder::seed)).
 ///
 /// ```
-/// use lockfree_cuckoo_filter::{BuildError, CuckooFilter};
+/// use lockfree_cuckoo_filter::{BuildError, CuckooFilter, FingerprintBits};
 ///
 /// let f = CuckooFilter::builder()
 ///     .capacity(1_000_000)
 ///     .false_positive_rate(0.001)
 ///     .build()?;
 /// assert!(f.capacity() >= 1_000_000);
-/// assert_eq!(f.fingerprint_bits().bits(), 16);
+/// assert_eq!(f.fingerprint_bits(), FingerprintBits::Ranked5);
 ///
 /// assert_eq!(CuckooFilter::builder().build().unwrap_err(), BuildError::MissingCapacity);
 /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
@@ -111,10 +109,13 @@ impl<S> Builder<S> {
 
     /// The false-positive rate wanted at full load. Without
     /// [`fingerprint_bits`](Self::fingerprint_bits), picks, among all
-    /// [layouts](FingerprintBits::ALL), the one with the least memory per slot
-    /// whose bound at full load ([`FingerprintBits::false_positive_rate`] at
-    /// load 0.95) meets it; with it, checks that the given width does. `build`
-    /// fails for a rate outside (0, 1) or unreachable.
+    /// [layouts](FingerprintBits::ALL), the one with the least memory per
+    /// item at the load it is sized for whose bound there
+    /// ([`FingerprintBits::false_positive_rate`] at one percent above the
+    /// sizing load: 0.95 for the plain and semi-sorted layouts, 0.98 for the
+    /// ranked ones) meets it; with
+    /// it, checks that the given width does. A smaller rate never gets
+    /// fewer bits. `build` fails for a rate outside (0, 1) or unreachable.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
@@ -122,10 +123,10 @@ impl<S> Builder<S> {
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits8);
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.02).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits9); // semi-sorted, 8 bits a slot
-    /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.012).build()?;
-    /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits10);
+    /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.01).build()?;
+    /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Ranked7);
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.004).build()?;
-    /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits12);
+    /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Ranked6);
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(1e-6).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits32);
     /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
@@ -206,7 +207,7 @@ impl<S> Builder<S> {
         if !(rate > 0.0 && rate < 1.0) {
             return Err(BuildError::InvalidFalsePositiveRate { rate });
         }
-        let reaches = |bits: FingerprintBits| bits.false_positive_rate(FULL_LOAD) <= rate;
+        let reaches = |bits: FingerprintBits| bits.false_positive_rate(bits.rated_load()) <= rate;
         match self.fingerprint_bits {
             Some(bits) if reaches(bits) => Ok(bits),
             Some(bits) => Err(unreachable_rate(rate, bits)),
@@ -217,31 +218,35 @@ impl<S> Builder<S> {
     }
 }
 
-/// The layout with the least table memory per slot among those that `meets`,
-/// ties going to the one listed first in [`FingerprintBits::ALL`] (plain
-/// layouts, then fewer words per bucket: the faster one).
+/// The layout with the least table memory per item at its sizing load
+/// ([`FingerprintBits::bits_per_item`]) among those that `meets`, ties going
+/// to the one listed first in [`FingerprintBits::ALL`] (plain layouts, then
+/// fewer words per bucket: the faster one). Since the layouts that meet a
+/// rate include those that meet any smaller one, a smaller rate never gets
+/// a cheaper layout.
 pub(crate) fn cheapest(meets: impl Fn(FingerprintBits) -> bool) -> Option<FingerprintBits> {
     FingerprintBits::ALL
         .into_iter()
         .filter(|&b| meets(b))
-        .min_by(|a, b| a.bits_per_slot().total_cmp(&b.bits_per_slot()))
+        .min_by(|a, b| a.bits_per_item().total_cmp(&b.bits_per_item()))
 }
 
 fn unreachable_rate(rate: f64, bits: FingerprintBits) -> BuildError {
     BuildError::UnreachableFalsePositiveRate {
         rate,
-        best: bits.false_positive_rate(FULL_LOAD),
+        best: bits.false_positive_rate(bits.rated_load()),
         bits: bits.bits(),
     }
 }
 
-/// Buckets of `bits`' layout for `capacity` items: `capacity / (s · 0.94)`
-/// for buckets of `s` [slots](FingerprintBits::slots_per_bucket), rounded up,
+/// Buckets of `bits`' layout for `capacity` items: `capacity / (s · l)`
+/// for buckets of `s` [slots](FingerprintBits::slots_per_bucket) sized for
+/// load `l` (0.94, or 0.97 for the ranked layouts), rounded up,
 /// plus a slack ([`slack`]) that keeps small tables from being unlucky and
 /// costs large ones nothing (0.2 % at a million items), rounded up to even.
 pub(crate) fn buckets_for(capacity: usize, bits: FingerprintBits) -> Result<u64, BuildError> {
     let too_large = BuildError::CapacityTooLarge { capacity };
-    let base = base_buckets(capacity as u128, bits.slots_per_bucket());
+    let base = base_buckets(capacity as u128, bits);
     if base >= u128::from(MAX_BUCKETS) {
         return Err(too_large);
     }
@@ -272,9 +277,11 @@ fn slack(base: u64) -> u64 {
     base.isqrt() + if base >= 2 { 2 } else { 0 }
 }
 
-/// `ceil(capacity / (slots · 0.94))`, exactly.
-fn base_buckets(capacity: u128, slots: u32) -> u128 {
-    (capacity * 100).div_ceil(u128::from(slots) * u128::from(SIZING_LOAD_PERCENT))
+/// `ceil(capacity / (slots · load))` for `bits`' slots per bucket and
+/// sizing load, exactly.
+fn base_buckets(capacity: u128, bits: FingerprintBits) -> u128 {
+    let slots = u128::from(bits.slots_per_bucket());
+    (capacity * 100).div_ceil(slots * u128::from(bits.sizing_load_percent()))
 }
 
 /// The capacity in items of a table of `buckets` buckets of `bits`' layout:
@@ -298,7 +305,7 @@ pub(crate) fn capacity_for(buckets: u64, bits: FingerprintBits) -> usize {
     }
     // The largest n with base_buckets(n) <= low.
     let slots = u128::from(bits.slots_per_bucket());
-    let n = u128::from(low) * slots * u128::from(SIZING_LOAD_PERCENT) / 100;
+    let n = u128::from(low) * slots * u128::from(bits.sizing_load_percent()) / 100;
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
@@ -314,10 +321,12 @@ mod tests {
         for (rate, bits) in [
             (0.03, FingerprintBits::Bits8),
             (0.02, FingerprintBits::Bits9),
-            (0.012, FingerprintBits::Bits10),
-            (0.01, FingerprintBits::Bits12),
-            (0.0042, FingerprintBits::Bits12),
-            (0.002, FingerprintBits::Bits16),
+            (0.012, FingerprintBits::Ranked7),
+            (0.01, FingerprintBits::Ranked7),
+            (0.0042, FingerprintBits::Ranked6),
+            (0.002, FingerprintBits::Ranked5),
+            (6e-4, FingerprintBits::Ranked5),
+            (5e-4, FingerprintBits::Bits16),
             (1e-4, FingerprintBits::Bits17),
             (1e-5, FingerprintBits::Bits21),
             (1e-6, FingerprintBits::Bits32),
@@ -342,7 +351,11 @@ mod tests {
         // The cheapest in memory; of equal cost, the faster (plain) one.
         assert_eq!(cheapest(|b| b.bits() >= 8), Some(FingerprintBits::Bits8));
         assert_eq!(cheapest(|b| b.bits() >= 9), Some(FingerprintBits::Bits9));
-        assert_eq!(cheapest(|b| b.bits() >= 12), Some(FingerprintBits::Bits12));
+        assert_eq!(cheapest(|b| b.bits() >= 12), Some(FingerprintBits::Ranked6));
+        assert_eq!(
+            cheapest(|b| b.bits() >= 12 && !b.is_ranked()),
+            Some(FingerprintBits::Bits12)
+        );
         assert_eq!(cheapest(|b| b.bits() >= 16), Some(FingerprintBits::Bits16));
         assert_eq!(cheapest(|b| b.bits() >= 17), Some(FingerprintBits::Bits17));
         assert_eq!(cheapest(|_| false), None);
@@ -354,8 +367,8 @@ mod tests {
         assert_eq!(pick(0.05), Ok(FingerprintBits::Bits8));
         assert_eq!(pick(0.03), Ok(FingerprintBits::Bits8));
         assert_eq!(pick(0.02), Ok(FingerprintBits::Bits9));
-        assert_eq!(pick(0.012), Ok(FingerprintBits::Bits10));
-        assert_eq!(pick(0.01), Ok(FingerprintBits::Bits12));
+        assert_eq!(pick(0.012), Ok(FingerprintBits::Ranked7));
+        assert_eq!(pick(0.01), Ok(FingerprintBits::Ranked7));
         assert_eq!(pick(1e-4), Ok(FingerprintBits::Bits17));
         assert_eq!(pick(2e-9), Ok(FingerprintBits::Bits32));
         assert!(matches!(
@@ -379,6 +392,19 @@ mod tests {
     }
 
     #[test]
+    fn a_smaller_rate_never_gets_fewer_bits() {
+        let pick = |r: f64| Builder::default().false_positive_rate(r).choose_bits();
+        let mut last = 0.0;
+        for i in (-90 * 20..=-10 * 20).rev() {
+            let rate = 10f64.powf(f64::from(i) / 200.0);
+            let Ok(bits) = pick(rate) else { break };
+            assert!(bits.bits_per_item() >= last, "{rate}: {bits:?}");
+            assert!(bits.false_positive_rate(bits.rated_load()) <= rate);
+            last = bits.bits_per_item();
+        }
+    }
+
+    #[test]
     fn sizing_is_tight_for_large_and_generous_for_tiny() {
         use FingerprintBits::Bits16 as B16;
         assert_eq!(buckets_for(0, B16), Ok(2));
@@ -389,8 +415,10 @@ mod tests {
             let per_bucket = u64::from(bits.slots_per_bucket());
             for n in [1_000_000usize, 10_000_000, 100_000_000] {
                 let slots = buckets_for(n, bits).unwrap() * per_bucket;
-                let ideal = n as f64 / 0.95;
-                assert!(slots as f64 >= n as f64 / 0.95);
+                // The sizing load, and one percent above it.
+                let load = bits.sizing_load_percent() as f64 / 100.0;
+                let ideal = n as f64 / (load + 0.01);
+                assert!(slots as f64 >= n as f64 / load);
                 assert!((slots as f64) < ideal * 1.10, "{n}: {slots} slots");
             }
         }

@@ -18,15 +18,15 @@ mod lanes;
 #[cfg(test)]
 mod tests;
 
-use crate::semisorted;
+use crate::{ranked, semisorted};
 pub(crate) use lanes::{
     broadcast, first_lane, lane_value, matches_in_either, matches_in_halves, with_lane,
     without_lane, zero_lanes,
 };
 
-/// The most slots a bucket has (at 10 and 21 bits): the size of the
-/// fixed arrays that hold one bucket's fingerprints.
-pub(crate) const MAX_SLOTS: usize = 6;
+/// The most slots a bucket has (the ranked bucket of seven): the size of
+/// the fixed arrays that hold one bucket's fingerprints.
+pub(crate) const MAX_SLOTS: usize = 7;
 
 /// Bits per fingerprint. Longer fingerprints cost memory and buy a lower
 /// false-positive rate: about `2 · slots / 2^bits` at full load, for a
@@ -131,6 +131,44 @@ pub enum FingerprintBits {
     /// assert!(FingerprintBits::Bits17.false_positive_rate(0.95) < 1e-4);
     /// ```
     Bits17,
+    /// Seven fingerprints a word in a **ranked** bucket
+    /// ([`slots_per_bucket`](Self::slots_per_bucket) 7): each of 1535
+    /// values (about 10.6 bits: 12 prefix values and a 7-bit suffix), the
+    /// bucket's seven prefixes stored as one 15-bit rank among the sorted
+    /// multisets. 9.1 bits a slot, sized for 97 % load: about 0.9 % false
+    /// positives at 9.9 bits per item. [`bits`](Self::bits) names it 11
+    /// (the header's width byte).
+    ///
+    /// ```
+    /// # use lockfree_cuckoo_filter::FingerprintBits;
+    /// let r = FingerprintBits::Ranked7;
+    /// assert_eq!((r.slots_per_word(), r.slots_per_bucket(), r.bits()), (7, 7, 11));
+    /// assert!(r.false_positive_rate(0.98) < 0.01);
+    /// ```
+    Ranked7,
+    /// Six 12-bit fingerprints a word in a **ranked** bucket (16 prefix
+    /// values, 8-bit suffixes, a 16-bit rank): 10.7 bits a slot, sized for
+    /// 97 % load, about 0.29 % false positives at 11.4 bits per item (the
+    /// plain [`Bits12`](Self::Bits12), five a word, gives 0.23 % at 13.9).
+    ///
+    /// ```
+    /// # use lockfree_cuckoo_filter::FingerprintBits;
+    /// let r = FingerprintBits::Ranked6;
+    /// assert_eq!((r.slots_per_word(), r.slots_per_bucket(), r.bits()), (6, 6, 12));
+    /// assert!(r.false_positive_rate(0.98) < 0.003);
+    /// ```
+    Ranked6,
+    /// Five 14-bit fingerprints a word in a **ranked** bucket (16 prefix
+    /// values, 10-bit suffixes, a 14-bit rank): 12.8 bits a slot, sized for
+    /// 97 % load, about 0.06 % false positives at 13.6 bits per item.
+    ///
+    /// ```
+    /// # use lockfree_cuckoo_filter::FingerprintBits;
+    /// let r = FingerprintBits::Ranked5;
+    /// assert_eq!((r.slots_per_word(), r.slots_per_bucket(), r.bits()), (5, 5, 14));
+    /// assert!(r.false_positive_rate(0.98) < 6e-4);
+    /// ```
+    Ranked5,
     /// 21-bit fingerprints, three to a word and a bucket of six, two words:
     /// about 6 in 10^6 false positives at full load, 22.7 bits per item.
     ///
@@ -151,22 +189,24 @@ pub enum FingerprintBits {
 }
 
 impl FingerprintBits {
-    /// All layouts, cheapest (in bits per slot) first, and shortest first;
-    /// of two that cost the same ([`Bits8`](Self::Bits8) and the semi-sorted
-    /// [`Bits9`](Self::Bits9), [`Bits16`](Self::Bits16) and the semi-sorted
-    /// [`Bits17`](Self::Bits17)), the faster one first.
+    /// All layouts, cheapest (in bits per slot) first; of two that cost the
+    /// same ([`Bits8`](Self::Bits8) and the semi-sorted
+    /// [`Bits9`](Self::Bits9), [`Bits10`](Self::Bits10) and the ranked
+    /// [`Ranked6`](Self::Ranked6), ...), the faster one first.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::FingerprintBits;
     /// let all = FingerprintBits::ALL;
     /// assert!(all.windows(2).all(|w| w[0].bits_per_slot() <= w[1].bits_per_slot()));
-    /// assert!(all.windows(2).all(|w| w[0].bits() < w[1].bits()));
     /// ```
-    pub const ALL: [FingerprintBits; 8] = [
+    pub const ALL: [FingerprintBits; 11] = [
         Self::Bits8,
         Self::Bits9,
+        Self::Ranked7,
         Self::Bits10,
+        Self::Ranked6,
         Self::Bits12,
+        Self::Ranked5,
         Self::Bits16,
         Self::Bits17,
         Self::Bits21,
@@ -190,18 +230,75 @@ impl FingerprintBits {
             Self::Bits17 => 17,
             Self::Bits21 => 21,
             Self::Bits32 => 32,
+            Self::Ranked7 => 11,
+            Self::Ranked6 => 12,
+            Self::Ranked5 => 14,
         }
     }
 
+    /// The layout whose header records `bits` and `slots` (the byte
+    /// format's width and bucket size: together they name a layout).
+    pub(crate) fn from_layout(bits: u32, slots: u32) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|b| b.bits() == bits && b.slots_per_bucket() == slots)
+    }
+
+    /// Whether the bucket is ranked ([`Ranked7`](Self::Ranked7),
+    /// [`Ranked6`](Self::Ranked6), [`Ranked5`](Self::Ranked5)).
+    pub(crate) const fn is_ranked(self) -> bool {
+        matches!(self, Self::Ranked7 | Self::Ranked6 | Self::Ranked5)
+    }
+
+    /// Distinct fingerprints, `2^bits − 1` (the value 0 marks an empty
+    /// slot); 1535 for [`Ranked7`](Self::Ranked7).
+    pub(crate) fn fingerprints(self) -> f64 {
+        match self {
+            Self::Ranked7 => 1535.0,
+            b => (f64::from(b.bits())).exp2() - 1.0,
+        }
+    }
+
+    /// The load, in percent, the builder sizes a table of this layout for:
+    /// 94 for the plain and semi-sorted layouts, whose first failure lies
+    /// past 95 %; 97 for the ranked ones, which fill to 98.5 % (five slots)
+    /// to 99 % (seven) at the first failure: bigger buckets, and their
+    /// well-mixed alternates.
+    pub(crate) const fn sizing_load_percent(self) -> u64 {
+        if self.is_ranked() {
+            97
+        } else {
+            94
+        }
+    }
+
+    /// The load at which the builder takes this layout's rate bound: a
+    /// point above the load it is sized for (0.95 for the layouts sized for
+    /// 94 %).
+    pub(crate) fn rated_load(self) -> f64 {
+        (self.sizing_load_percent() + 1) as f64 / 100.0
+    }
+
+    /// Table memory per item at the sizing load, in bits: what the builder
+    /// minimises.
+    pub(crate) fn bits_per_item(self) -> f64 {
+        self.bits_per_slot() * 100.0 / self.sizing_load_percent() as f64
+    }
+
     /// The width of `bits` bits, if it is one of those offered
-    /// ([`ALL`](Self::ALL)).
+    /// ([`ALL`](Self::ALL)); for 12, the plain [`Bits12`](Self::Bits12)
+    /// ([`Ranked6`](Self::Ranked6) has 12-bit fingerprints too).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::FingerprintBits;
     /// assert_eq!(FingerprintBits::from_bits(8), Some(FingerprintBits::Bits8));
     /// assert_eq!(FingerprintBits::from_bits(12), Some(FingerprintBits::Bits12));
     /// assert_eq!(FingerprintBits::from_bits(13), None);
-    /// assert!(FingerprintBits::ALL.iter().all(|b| FingerprintBits::from_bits(b.bits()) == Some(*b)));
+    /// assert_eq!(FingerprintBits::from_bits(11), Some(FingerprintBits::Ranked7));
+    /// assert!(FingerprintBits::ALL
+    ///     .iter()
+    ///     .filter(|b| **b != FingerprintBits::Ranked6)
+    ///     .all(|b| FingerprintBits::from_bits(b.bits()) == Some(*b)));
     /// ```
     pub const fn from_bits(bits: u32) -> Option<Self> {
         match bits {
@@ -213,6 +310,8 @@ impl FingerprintBits {
             17 => Some(Self::Bits17),
             21 => Some(Self::Bits21),
             32 => Some(Self::Bits32),
+            11 => Some(Self::Ranked7),
+            14 => Some(Self::Ranked5),
             _ => None,
         }
     }
@@ -232,6 +331,9 @@ impl FingerprintBits {
         match self {
             Self::Bits9 => 8,
             Self::Bits17 => 4,
+            Self::Ranked7 => 7,
+            Self::Ranked6 => 6,
+            Self::Ranked5 => 5,
             _ => 64 / self.bits(),
         }
     }
@@ -249,8 +351,9 @@ impl FingerprintBits {
     /// ```
     pub const fn slots_per_bucket(self) -> u32 {
         match self {
-            Self::Bits10 | Self::Bits21 => 6,
-            Self::Bits12 => 5,
+            Self::Ranked7 => 7,
+            Self::Bits10 | Self::Bits21 | Self::Ranked6 => 6,
+            Self::Bits12 | Self::Ranked5 => 5,
             _ => 4,
         }
     }
@@ -274,7 +377,9 @@ impl FingerprintBits {
     /// `1 - (1 - 2^-bits)^(2 · s · load)`. Fingerprints are never
     /// 0, so one matches with probability `1/(2^bits - 1)`, and the exact
     /// bound is higher by a factor of up to `2^bits / (2^bits - 1)`: 0.4 % at
-    /// 8 bits, less at wider ones. The builders choose widths by this bound;
+    /// 8 bits, less at wider ones. The ranked layouts take the exact
+    /// `1/v` for their `v` fingerprint values (1535 for
+    /// [`Ranked7`](Self::Ranked7)). The builders choose widths by this bound;
     /// the growable filter's budget takes it at load 1, computed in basic
     /// arithmetic so that every platform gets the same bits (the decoder of
     /// a chain recomputes it).
@@ -288,7 +393,11 @@ impl FingerprintBits {
     /// assert_eq!(b.false_positive_rate(-1.0), 0.0);
     /// ```
     pub fn false_positive_rate(self, load: f64) -> f64 {
-        let miss = 1.0 - (-f64::from(self.bits())).exp2();
+        let miss = if self.is_ranked() {
+            1.0 - 1.0 / self.fingerprints()
+        } else {
+            1.0 - (-f64::from(self.bits())).exp2()
+        };
         let slots = self.slots_per_bucket();
         1.0 - miss.powf(2.0 * f64::from(slots) * load.clamp(0.0, 1.0))
     }
@@ -372,6 +481,14 @@ pub(crate) trait Width: Copy + Send + Sync + 'static {
         zero_lanes::<Self>(word ^ broadcast::<Self>(fp)) & mask != 0
     }
 
+    /// Whether `masks[k]`'s lanes of `words[k]` hold `fp` for either `k`
+    /// (the two words of a bucket pair, or of a bucket): by default
+    /// [`holds_in`](Width::holds_in) on each.
+    #[inline(always)]
+    fn holds_in_either(words: [u64; 2], masks: [u64; 2], fp: u32) -> bool {
+        Self::holds_in(words[0], masks[0], fp) | Self::holds_in(words[1], masks[1], fp)
+    }
+
     /// `word` with `fp` put into one of `mask`'s empty slots; `None` if they
     /// are all full.
     #[inline(always)]
@@ -414,19 +531,20 @@ pub(crate) trait Width: Copy + Send + Sync + 'static {
         ((ones.wrapping_mul(Self::LOW) >> ((Self::LANES - 1) * Self::BITS)) & Self::MAX) as u32
     }
 
-    /// The four fingerprints of the semi-sorted bucket in `mask`'s part of
-    /// `word`, ascending (only called when [`SORTED`](Width::SORTED)).
+    /// The [`SLOTS`](Width::SLOTS) fingerprints of the semi-sorted bucket in
+    /// `mask`'s part of `word`, ascending, then 0 up to [`MAX_SLOTS`] (only
+    /// called when [`SORTED`](Width::SORTED)).
     #[inline(always)]
-    fn sorted_fingerprints(word: u64, mask: u64) -> [u32; 4] {
+    fn sorted_fingerprints(word: u64, mask: u64) -> [u32; MAX_SLOTS] {
         let _ = (word, mask);
         unreachable!("not a semi-sorted layout")
     }
 
     /// `word` with the semi-sorted bucket in `mask`'s part of it holding
-    /// `fps` (any order, 0 = empty) and nothing else (only called when
-    /// [`SORTED`](Width::SORTED)).
+    /// the first [`SLOTS`](Width::SLOTS) values of `fps` (any order, 0 =
+    /// empty) and nothing else (only called when [`SORTED`](Width::SORTED)).
     #[inline(always)]
-    fn sorted_with_bucket(word: u64, mask: u64, fps: [u32; 4]) -> u64 {
+    fn sorted_with_bucket(word: u64, mask: u64, fps: [u32; MAX_SLOTS]) -> u64 {
         let _ = (word, mask, fps);
         unreachable!("not a semi-sorted layout")
     }
@@ -439,6 +557,13 @@ pub(crate) trait Width: Copy + Send + Sync + 'static {
         let _ = word;
         true
     }
+
+    /// Whether the alternate bucket takes the fingerprint through a full
+    /// 64-bit mixer rather than one multiplication (see
+    /// `Table::alternate`). Only the ranked layouts do: the others' tables
+    /// in bytes were written with the plain multiplication, and must keep
+    /// the buckets they were written with.
+    const MIXED_ALTERNATE: bool = false;
 }
 
 /// 8-bit fingerprints: two buckets per word.
@@ -519,18 +644,33 @@ impl Width for W17 {
     }
 
     #[inline(always)]
-    fn sorted_fingerprints(word: u64, _mask: u64) -> [u32; 4] {
-        semisorted::fingerprints(word)
+    fn sorted_fingerprints(word: u64, _mask: u64) -> [u32; MAX_SLOTS] {
+        four(semisorted::fingerprints(word))
     }
 
     #[inline(always)]
-    fn sorted_with_bucket(_word: u64, _mask: u64, fps: [u32; 4]) -> u64 {
-        semisorted::encode(fps)
+    fn sorted_with_bucket(_word: u64, _mask: u64, fps: [u32; MAX_SLOTS]) -> u64 {
+        semisorted::encode(first_four(fps))
     }
 
     fn valid_word(word: u64) -> bool {
         semisorted::is_canonical(word)
     }
+}
+
+/// A bucket of four fingerprints as [`Width::sorted_fingerprints`] gives it.
+#[inline(always)]
+fn four(fps: [u32; 4]) -> [u32; MAX_SLOTS] {
+    let mut all = [0; MAX_SLOTS];
+    all[..4].copy_from_slice(&fps);
+    all
+}
+
+/// The first four of `fps`: a bucket of four as
+/// [`Width::sorted_with_bucket`] is given it.
+#[inline(always)]
+fn first_four(fps: [u32; MAX_SLOTS]) -> [u32; 4] {
+    [fps[0], fps[1], fps[2], fps[3]]
 }
 
 /// The half of the word (0: low 32 bits, 1: high) that a two-buckets-a-word
@@ -583,19 +723,102 @@ impl Width for W9 {
     }
 
     #[inline(always)]
-    fn sorted_fingerprints(word: u64, mask: u64) -> [u32; 4] {
-        semisorted::half::fingerprints(word, half_of(mask))
+    fn sorted_fingerprints(word: u64, mask: u64) -> [u32; MAX_SLOTS] {
+        four(semisorted::half::fingerprints(word, half_of(mask)))
     }
 
     #[inline(always)]
-    fn sorted_with_bucket(word: u64, mask: u64, fps: [u32; 4]) -> u64 {
-        semisorted::half::with_bucket(word, half_of(mask), semisorted::half::encode(fps))
+    fn sorted_with_bucket(word: u64, mask: u64, fps: [u32; MAX_SLOTS]) -> u64 {
+        let bucket = semisorted::half::encode(first_four(fps));
+        semisorted::half::with_bucket(word, half_of(mask), bucket)
     }
 
     fn valid_word(word: u64) -> bool {
         semisorted::half::is_canonical(word)
     }
 }
+/// The [`Width`] of a ranked layout ([`crate::ranked`]): one bucket of
+/// `L::SLOTS` fingerprints per word, its content methods the codec's.
+macro_rules! ranked_width {
+    ($(#[$doc:meta])* $W:ident, $L:ty, bits $bits:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug)]
+        pub(crate) struct $W;
+
+        impl Width for $W {
+            const BITS: u32 = $bits;
+            const LANES: u32 = <$L as ranked::Layout>::SLOTS as u32;
+            const SLOTS: u32 = <$L as ranked::Layout>::SLOTS as u32;
+            const MAX: u64 = <$L as ranked::Layout>::MAX as u64;
+            const SORTED: bool = true;
+            const MIXED_ALTERNATE: bool = true;
+
+            #[inline(always)]
+            fn holds_in(word: u64, _mask: u64, fp: u32) -> bool {
+                ranked::holds::<$L>(word, fp)
+            }
+
+            #[inline(always)]
+            fn holds_in_either(words: [u64; 2], _masks: [u64; 2], fp: u32) -> bool {
+                ranked::holds_in_either::<$L>(words, fp)
+            }
+
+            #[inline(always)]
+            fn put_in(word: u64, _mask: u64, fp: u32) -> Option<u64> {
+                ranked::with::<$L>(word, fp)
+            }
+
+            #[inline(always)]
+            fn take_from(word: u64, _mask: u64, fp: u32) -> Option<u64> {
+                ranked::without::<$L>(word, fp)
+            }
+
+            #[inline(always)]
+            fn copies_in(word: u64, _mask: u64, fp: u32) -> u32 {
+                ranked::copies::<$L>(word, fp)
+            }
+
+            #[inline(always)]
+            fn occupied_in(word: u64) -> u32 {
+                ranked::len::<$L>(word)
+            }
+
+            #[inline(always)]
+            fn free_in(word: u64, _mask: u64) -> u32 {
+                Self::SLOTS - ranked::len::<$L>(word)
+            }
+
+            #[inline(always)]
+            fn sorted_fingerprints(word: u64, _mask: u64) -> [u32; MAX_SLOTS] {
+                ranked::fingerprints::<$L>(word)
+            }
+
+            #[inline(always)]
+            fn sorted_with_bucket(_word: u64, _mask: u64, fps: [u32; MAX_SLOTS]) -> u64 {
+                ranked::encode::<$L>(fps)
+            }
+
+            fn valid_word(word: u64) -> bool {
+                ranked::is_canonical::<$L>(word)
+            }
+        }
+    };
+}
+
+ranked_width!(
+    /// Seven fingerprints in `1..=1535` (about 10.6 bits) a word, ranked:
+    /// [`crate::ranked::Seven`].
+    R7, ranked::Seven, bits 11
+);
+ranked_width!(
+    /// Six 12-bit fingerprints a word, ranked: [`crate::ranked::Six`].
+    R6, ranked::Six, bits 12
+);
+ranked_width!(
+    /// Five 14-bit fingerprints a word, ranked: [`crate::ranked::Five`].
+    R5, ranked::Five, bits 14
+);
+
 impl Width for W21 {
     const BITS: u32 = 21;
     const SLOTS: u32 = 6;

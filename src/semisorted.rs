@@ -73,6 +73,8 @@
 //! use a `replace`, an `of_hash` and a `MAX` of their own, compiled only for
 //! them.)
 
+use crate::ranked::binomial;
+
 /// Slots per bucket.
 const SLOTS: usize = 4;
 /// Bits of a fingerprint's prefix, the part the code compresses.
@@ -82,7 +84,7 @@ pub(crate) const CODE_BITS: u32 = 12;
 /// Number of non-decreasing sequences of four prefixes: C(19, 4). Valid codes
 /// are `0..CODES`.
 pub(crate) const CODES: u32 = 3876;
-const _: () = assert!(CODES == binomial(16 + 4 - 1, 4) && CODES <= 1 << CODE_BITS);
+const _: () = assert!(CODES as u64 == binomial(16 + 4 - 1, 4) && CODES <= 1 << CODE_BITS);
 
 /// Bits per fingerprint of the one-bucket-per-word layout.
 pub(crate) const BITS: u32 = 17;
@@ -103,27 +105,13 @@ pub(crate) static DECODE: [u16; 1 << CODE_BITS] = build_decode();
 /// sorted slot `i`.
 static RANK: [[u16; 16]; SLOTS] = build_rank();
 
-const fn binomial(n: u32, k: u32) -> u32 {
-    if k > n {
-        return 0;
-    }
-    let mut r = 1u32;
-    let mut i = 0;
-    while i < k {
-        // Exact at every step: r · (n − i) / (i + 1) is C(n, i + 1).
-        r = r * (n - i) / (i + 1);
-        i += 1;
-    }
-    r
-}
-
 const fn build_rank() -> [[u16; 16]; SLOTS] {
     let mut t = [[0u16; 16]; SLOTS];
     let mut i = 0;
     while i < SLOTS {
         let mut p = 0;
         while p < 16 {
-            t[i][p] = binomial((p + i) as u32, (i + 1) as u32) as u16;
+            t[i][p] = binomial((p + i) as u64, (i + 1) as u64) as u16;
             p += 1;
         }
         i += 1;

@@ -78,6 +78,56 @@ fn other_widths_fill_and_keep_their_rates() {
 }
 
 #[test]
+fn every_layout_fills_past_its_sizing_load_and_keeps_its_rate() {
+    // Each layout fills, at its first failure, past the load above its
+    // sizing load at which the builder takes its rate bound, and the rate
+    // measured there is within the bound (plus the sampling error of two
+    // million probes: three standard deviations).
+    for bits in FingerprintBits::ALL {
+        let buckets = ((1u64 << 20) / u64::from(bits.slots_per_bucket())) & !1;
+        let (load, fpr, _) = fill(buckets, bits);
+        let rated = match bits {
+            FingerprintBits::Ranked7 | FingerprintBits::Ranked6 | FingerprintBits::Ranked5 => 0.98,
+            _ => 0.95,
+        };
+        let bound = bits.false_positive_rate(load);
+        let sigma = (bound / 2e6).sqrt();
+        eprintln!("{bits:?}: load {load:.4}, fpr {fpr:.3e}, bound {bound:.3e}");
+        assert!(load >= rated, "{bits:?}: first failure at load {load}");
+        assert!(
+            fpr <= bound + 3.0 * sigma,
+            "{bits:?}: fpr {fpr} vs bound {bound}"
+        );
+    }
+}
+
+#[test]
+fn the_builder_keeps_the_rate_it_promises_at_capacity() {
+    // For rates across the bands, a filter built for a million items and
+    // filled to its capacity answers absent items falsely at most at the
+    // rate asked (plus three standard deviations of two million probes).
+    for rate in [0.03, 0.02, 0.01, 0.005, 0.003, 0.002, 0.001, 6e-4] {
+        let f = CuckooFilter::builder()
+            .capacity(1_000_000)
+            .false_positive_rate(rate)
+            .seed(DEFAULT_SEED)
+            .build()
+            .unwrap();
+        for i in 0..f.capacity() as u64 {
+            f.insert_hash(mix(i)).unwrap();
+        }
+        let probes = 2_000_000u64;
+        let hits = (0..probes)
+            .filter(|&i| f.contains_hash(mix(i + (1 << 62))))
+            .count();
+        let measured = hits as f64 / probes as f64;
+        let sigma = (rate / probes as f64).sqrt();
+        eprintln!("{rate}: {:?}, {measured:.3e}", f.fingerprint_bits());
+        assert!(measured <= rate + 3.0 * sigma, "{rate}: {measured}");
+    }
+}
+
+#[test]
 fn with_capacity_accepts_its_capacity_in_distinct_items_within_10_percent_of_ideal_memory() {
     // Fixed seeds: a table can refuse an insert before its capacity, rarely
     // (see the next test), and a test must not fail one run in a million.

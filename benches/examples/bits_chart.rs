@@ -54,10 +54,11 @@ fn ours(rate: f64) -> Option<(FingerprintBits, f64)> {
     ))
 }
 
+/// The chart's label of a layout: `s` for semi-sorted, `rB` for ranked.
 fn layout_name(bits: FingerprintBits) -> String {
     match bits {
         FingerprintBits::Bits9 | FingerprintBits::Bits17 => format!("{}s", bits.bits()),
-        b => b.bits().to_string(),
+        b => benchmarks::short_name(b),
     }
 }
 
@@ -119,7 +120,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let x_range = 10f64.powi(DECADES.0)..10f64.powi(DECADES.1);
     let mut c = ChartBuilder::on(&root)
         .caption(
-            "memory against false-positive rate (1 M items; s = semi-sorted)",
+            "memory against false-positive rate (1 M items; s = semi-sorted, rB = ranked, B a word)",
             ("sans-serif", 16),
         )
         .margin(10)

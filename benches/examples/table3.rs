@@ -23,7 +23,7 @@ use std::time::Instant;
 use benchmarks::{capacity_for_bytes, filter_with, splitmix};
 use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
 
-const USAGE: &str = "usage: table3 [--mib N] [--widths 8,12,16,17] [--absent N]";
+const USAGE: &str = "usage: table3 [--mib N] [--widths 8,12,16,17,r7,r6,r5] [--absent N]";
 
 /// The paper's Table 3: (filter, items in millions, bits per item,
 /// false-positive rate, construction in million keys/s).
@@ -50,16 +50,7 @@ struct Args {
 
 fn parse_widths(spec: &str) -> Result<Vec<FingerprintBits>, String> {
     spec.split(',')
-        .map(|w| {
-            let bits: u32 = w
-                .trim()
-                .parse()
-                .map_err(|_| format!("not a width: {w:?}"))?;
-            FingerprintBits::ALL
-                .into_iter()
-                .find(|b| b.bits() == bits)
-                .ok_or_else(|| format!("no {bits}-bit layout"))
-        })
+        .map(|w| benchmarks::parse_layout(w).ok_or_else(|| format!("not a layout: {w:?}")))
         .collect()
 }
 
@@ -121,14 +112,6 @@ fn count_false_positives(f: &CuckooFilter, absent: u64) -> u64 {
         .count() as u64
 }
 
-fn layout_name(bits: FingerprintBits) -> String {
-    match bits {
-        FingerprintBits::Bits9 => "9-bit, semi-sorted".into(),
-        FingerprintBits::Bits17 => "17-bit, semi-sorted".into(),
-        b => format!("{}-bit", b.bits()),
-    }
-}
-
 fn main() {
     let args = match parse_args() {
         Ok(a) => a,
@@ -151,7 +134,7 @@ fn main() {
         let f = filter_with(capacity, bits);
         eprintln!(
             "{}: {:.2} MiB, {} slots; filling",
-            layout_name(bits),
+            benchmarks::long_name(bits),
             f.memory_usage() as f64 / (1u64 << 20) as f64,
             f.slots()
         );
@@ -181,7 +164,7 @@ fn main() {
     for r in &rows {
         println!(
             "| this crate, {} | {:.2} | {:.1} % | {:.2} | {:.2} | {:.4} % | {:.2} |",
-            layout_name(r.bits),
+            benchmarks::long_name(r.bits),
             r.bytes as f64 / (1u64 << 20) as f64,
             100.0 * r.items as f64 / r.slots as f64,
             r.items as f64 / 1e6,

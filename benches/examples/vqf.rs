@@ -78,7 +78,7 @@ const USAGE: &str = "\
 usage: vqf [OPTIONS]
 
   --slots LIST        table sizes as log2 of the slots, 10 to 28 (default 20,26)
-  --layouts LIST      this crate's fingerprint widths (default 8,9,10,12,16,17,21,32)
+  --layouts LIST      this crate's fingerprint widths (default all: 8,9,r7,10,r6,12,r5,16,17,21,32)
   --rounds N          interleaved rounds (default 3)
   --threads LIST      thread counts sharing one filter at 90 % (default 1,2)
   --quick             a smoke run: 2^18 slots, one round, short concurrent runs
@@ -166,11 +166,9 @@ fn parse_slots(spec: &str) -> Result<Vec<u32>, String> {
 fn parse_layouts(spec: &str) -> Result<Vec<FingerprintBits>, String> {
     spec.split(',')
         .map(|s| {
-            s.trim()
-                .parse()
-                .ok()
-                .and_then(FingerprintBits::from_bits)
-                .ok_or_else(|| format!("not a layout: {s:?} (8, 9, 10, 12, 16, 17, 21 or 32)"))
+            benchmarks::parse_layout(s).ok_or_else(|| {
+                format!("not a layout: {s:?} (8, 9, 10, 12, 16, 17, 21, 32, r7, r6 or r5)")
+            })
         })
         .collect()
 }
@@ -267,9 +265,7 @@ enum Subject {
 impl Subject {
     fn name(self) -> String {
         match self {
-            Subject::Crate(FingerprintBits::Bits9) => "9-bit, semi-sorted".into(),
-            Subject::Crate(FingerprintBits::Bits17) => "17-bit, semi-sorted".into(),
-            Subject::Crate(b) => format!("{}-bit", b.bits()),
+            Subject::Crate(b) => benchmarks::long_name(b),
             Subject::Vqf(Build::Plain) => "VQF".into(),
             Subject::Vqf(Build::MtLocked) => "VQF-MT".into(),
             Subject::Vqf(Build::Mt) => "VQF-MT as published".into(),
@@ -278,7 +274,7 @@ impl Subject {
     /// A short name for the ratio rows: the bits, or VQF's.
     fn short(self) -> String {
         match self {
-            Subject::Crate(b) => b.bits().to_string(),
+            Subject::Crate(b) => benchmarks::short_name(b),
             v => v.name(),
         }
     }

@@ -17,6 +17,7 @@ mod cpu;
 mod fill;
 mod hasher;
 mod keys;
+mod layouts;
 mod memory_limit;
 mod sharing_limit;
 mod single;
@@ -28,6 +29,7 @@ pub use cpu::cpu_seconds;
 pub use fill::{fill, fill_alone, items_at};
 pub use hasher::{same_hash, Xxh3};
 pub use keys::{fresh_key, key, miss_key, scale, splitmix};
+pub use layouts::{long_name, parse_layout, short_name};
 pub use memory_limit::{
     hash_block, ours_batched, ours_batched_items, ours_plain, MemKernel, BLOCK, GROUP,
 };

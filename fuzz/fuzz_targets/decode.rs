@@ -37,13 +37,43 @@ fn check(data: &[u8]) {
     check_decoder!(GrowableCuckooFilter, data, 64u32);
 }
 
+/// Every layout's (width, slots per bucket), as a table's header records
+/// them at bytes 10 and 11: random bytes seldom name one.
+const LAYOUTS: [(u8, u8); 11] = [
+    (8, 4),
+    (9, 4),
+    (11, 7),
+    (10, 6),
+    (12, 6),
+    (12, 5),
+    (14, 5),
+    (16, 4),
+    (17, 4),
+    (21, 6),
+    (32, 4),
+];
+
+/// `data` with its last four bytes replaced by the checksum of the rest.
+fn with_checksum(data: &[u8]) -> Vec<u8> {
+    let mut fixed = data.to_vec();
+    let n = fixed.len() - 4;
+    let crc = crc32c::crc32c(&fixed[..n]);
+    fixed[n..].copy_from_slice(&crc.to_le_bytes());
+    fixed
+}
+
 fuzz_target!(|data: &[u8]| {
     check(data);
     if data.len() >= 4 {
-        let mut fixed = data.to_vec();
-        let n = fixed.len() - 4;
-        let crc = crc32c::crc32c(&fixed[..n]);
-        fixed[n..].copy_from_slice(&crc.to_le_bytes());
-        check(&fixed);
+        check(&with_checksum(data));
+    }
+    // And with the header naming a layout (chosen by byte 10), so that the
+    // fuzzer reaches every layout's word checks, the ranked ones' included.
+    if data.len() >= 16 {
+        let mut named = data.to_vec();
+        let (bits, slots) = LAYOUTS[usize::from(named[10]) % LAYOUTS.len()];
+        named[10] = bits;
+        named[11] = slots;
+        check(&with_checksum(&named));
     }
 });

@@ -43,21 +43,26 @@
 
 mod common;
 
-use common::{assert_holds_exactly, check, filter, fps, one_step, partner, prefill, race, Roles};
+use common::{
+    assert_holds_exactly, check, filter, filter_of, fps, one_step, partner, prefill, race, Roles,
+};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
+use lockfree_cuckoo_filter::FingerprintBits;
 use loom::sync::Arc;
 
-/// A 2-bucket table with `x` in bucket 1 (bucket 1 full), two other items in
-/// bucket 0. Returns the filter, `K` (first bucket 0, fingerprint `x`: its copy
-/// is the one in bucket 1), `K′` (first bucket 1: bucket 1 being full, its
-/// insert lands in 0, and its remove scans 1 first) and the other live items.
-fn twins() -> (common::Filter, u64, u64, Vec<u64>) {
-    let f = filter(2);
-    let all = fps(&f, 0, 1, 6, &[]);
+/// A 2-bucket table of `bits`' layout with `x` in bucket 1 (bucket 1 full),
+/// two other items in bucket 0. Returns the filter, `K` (first bucket 0,
+/// fingerprint `x`: its copy is the one in bucket 1), `K′` (first bucket 1:
+/// bucket 1 being full, its insert lands in 0, and its remove scans 1 first)
+/// and the other live items.
+fn twins(bits: FingerprintBits) -> (common::Filter, u64, u64, Vec<u64>) {
+    let f = filter_of(bits, 2);
+    let slots = bits.slots_per_bucket() as usize;
+    let all = fps(&f, 0, 1, slots + 2, &[]);
     let x = all[0];
     let mut live = vec![prefill(&f, 1, x)];
-    live.extend(all[1..4].iter().map(|&p| prefill(&f, 1, p)));
-    live.extend(all[4..6].iter().map(|&p| prefill(&f, 0, p)));
+    live.extend(all[1..slots].iter().map(|&p| prefill(&f, 1, p)));
+    live.extend(all[slots..].iter().map(|&p| prefill(&f, 0, p)));
     let k = f.hash_for(0, x);
     let k_twin = f.hash_for(1, x);
     (f, k, k_twin, live)
@@ -72,9 +77,9 @@ fn insert_then_remove(f: &Arc<common::Filter>, k_twin: u64) -> impl FnOnce() + S
     }
 }
 
-fn lookup_vs_twin(roles: Roles) {
+fn lookup_vs_twin(bits: FingerprintBits, roles: Roles) {
     check(move || {
-        let (f, k, k_twin, live) = twins();
+        let (f, k, k_twin, live) = twins(bits);
         let f = Arc::new(f);
         let twin = insert_then_remove(&f, k_twin);
         let g = Arc::clone(&f);
@@ -86,17 +91,17 @@ fn lookup_vs_twin(roles: Roles) {
 
 #[test]
 fn lookup_vs_twin_insert_remove() {
-    lookup_vs_twin(Roles::RacerSpawned);
+    lookup_vs_twin(FingerprintBits::Bits16, Roles::RacerSpawned);
 }
 
 #[test]
 fn lookup_vs_twin_insert_remove_roles_swapped() {
-    lookup_vs_twin(Roles::RacerOnMain);
+    lookup_vs_twin(FingerprintBits::Bits16, Roles::RacerOnMain);
 }
 
-fn remove_vs_twin(roles: Roles) {
+fn remove_vs_twin(bits: FingerprintBits, roles: Roles) {
     check(move || {
-        let (f, k, k_twin, mut live) = twins();
+        let (f, k, k_twin, mut live) = twins(bits);
         let f = Arc::new(f);
         let twin = insert_then_remove(&f, k_twin);
         let g = Arc::clone(&f);
@@ -109,12 +114,66 @@ fn remove_vs_twin(roles: Roles) {
 
 #[test]
 fn remove_vs_twin_insert_remove() {
-    remove_vs_twin(Roles::RacerSpawned);
+    remove_vs_twin(FingerprintBits::Bits16, Roles::RacerSpawned);
 }
 
 #[test]
 fn remove_vs_twin_insert_remove_roles_swapped() {
-    remove_vs_twin(Roles::RacerOnMain);
+    remove_vs_twin(FingerprintBits::Bits16, Roles::RacerOnMain);
+}
+
+/// Ranked buckets of seven: the twin's insert lands in bucket 0 and its
+/// remove re-encodes bucket 1, each a CAS of a whole ranked word.
+#[test]
+fn lookup_vs_twin_insert_remove_ranked() {
+    lookup_vs_twin(FingerprintBits::Ranked7, Roles::RacerSpawned);
+}
+
+#[test]
+fn lookup_vs_twin_insert_remove_ranked_roles_swapped() {
+    lookup_vs_twin(FingerprintBits::Ranked7, Roles::RacerOnMain);
+}
+
+#[test]
+fn remove_vs_twin_insert_remove_ranked() {
+    remove_vs_twin(FingerprintBits::Ranked7, Roles::RacerSpawned);
+}
+
+#[test]
+fn remove_vs_twin_insert_remove_ranked_roles_swapped() {
+    remove_vs_twin(FingerprintBits::Ranked7, Roles::RacerOnMain);
+}
+
+/// An insert and a remove of colliding items racing in one ranked word: `K`
+/// and `K′` share fingerprint and first bucket (they are one item as the
+/// table sees it); bucket 0 holds `K` and five others, one slot free. The
+/// insert of `K′` fills the word while the remove of `K` takes a copy out of
+/// it: two re-encodings of one word, each by CAS, the loser re-reading and
+/// re-encoding. Both succeed and the word holds the six others and one copy.
+fn insert_vs_remove_in_one_word(roles: Roles) {
+    check(move || {
+        let f = filter_of(FingerprintBits::Ranked7, 2);
+        let all = fps(&f, 0, 1, 6, &[]);
+        let k = prefill(&f, 0, all[0]);
+        let mut live: Vec<u64> = all[1..].iter().map(|&p| prefill(&f, 0, p)).collect();
+        let f = Arc::new(f);
+        let (g, h) = (Arc::clone(&f), Arc::clone(&f));
+        let (inserted, removed) = race(roles, move || g.insert_hash(k), move || h.remove_hash(k));
+        inserted.expect("one slot free");
+        assert!(removed, "K was live");
+        live.push(k);
+        assert_holds_exactly(&f, &live);
+    });
+}
+
+#[test]
+fn insert_vs_remove_in_one_ranked_word() {
+    insert_vs_remove_in_one_word(Roles::RacerSpawned);
+}
+
+#[test]
+fn insert_vs_remove_in_one_ranked_word_roles_swapped() {
+    insert_vs_remove_in_one_word(Roles::RacerOnMain);
 }
 
 /// A 4-bucket [`one_step`] set-up (inserting `x` moves `movers[0]` from bucket

@@ -237,6 +237,34 @@ fn contains_vs_move_within_one_word_roles_swapped() {
     contains_during_relocation(FingerprintBits::Bits8, 0, 1, 1, Roles::RacerOnMain);
 }
 
+/// Ranked buckets of seven (one rank of the sorted prefixes a word, every
+/// change re-encoding it): move 0 -> 3, out of one ranked bucket and into
+/// another, contains reads 3 first (only the counter catches it).
+#[test]
+fn contains_vs_move_into_first_bucket_ranked() {
+    contains_during_relocation(FingerprintBits::Ranked7, 0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn contains_vs_move_into_first_bucket_ranked_roles_swapped() {
+    contains_during_relocation(FingerprintBits::Ranked7, 0, 3, 3, Roles::RacerOnMain);
+}
+
+/// Ranked buckets of six and of five, the same move.
+#[test]
+fn contains_vs_move_into_first_bucket_ranked_six_and_five() {
+    for bits in [FingerprintBits::Ranked6, FingerprintBits::Ranked5] {
+        contains_during_relocation(bits, 0, 3, 3, Roles::RacerSpawned);
+    }
+}
+
+#[test]
+fn contains_vs_move_into_first_bucket_ranked_six_and_five_roles_swapped() {
+    for bits in [FingerprintBits::Ranked6, FingerprintBits::Ranked5] {
+        contains_during_relocation(bits, 0, 3, 3, Roles::RacerOnMain);
+    }
+}
+
 /// The batched lookup, on the dangerous direction (only the counter catches
 /// it) and the one ordering alone makes safe.
 #[test]

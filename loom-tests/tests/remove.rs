@@ -172,3 +172,15 @@ fn remove_vs_move_within_one_word_semi_sorted() {
 fn remove_vs_move_within_one_word_semi_sorted_roles_swapped() {
     remove_during_relocation(FingerprintBits::Bits9, 0, 1, 1, Roles::RacerOnMain);
 }
+
+/// Ranked buckets of seven: move 0 -> 3 (out of one ranked bucket, into
+/// another), remove scans 3 first.
+#[test]
+fn remove_vs_move_into_first_bucket_ranked() {
+    remove_during_relocation(FingerprintBits::Ranked7, 0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn remove_vs_move_into_first_bucket_ranked_roles_swapped() {
+    remove_during_relocation(FingerprintBits::Ranked7, 0, 3, 3, Roles::RacerOnMain);
+}

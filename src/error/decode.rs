@@ -263,15 +263,19 @@ impl fmt::Display for DecodeError {
                 write!(f, "unsupported cuckoo filter format version {version}")
             }
             DecodeError::UnknownFingerprintBits { bits } => {
-                write!(f, "unknown fingerprint width {bits} (expected 8, 9, 10, 12, 16, 17, 21 or 32 bits)")
+                write!(f, "unknown fingerprint width {bits} (expected 8, 9, 10, 11, 12, 14, 16, 17, 21 or 32 bits)")
             }
             DecodeError::UnsupportedBucketSize { bits, slots } => {
-                let expected = FingerprintBits::from_bits(u32::from(bits))
-                    .map_or(4, FingerprintBits::slots_per_bucket);
+                let expected: Vec<String> = FingerprintBits::ALL
+                    .into_iter()
+                    .filter(|b| b.bits() == u32::from(bits))
+                    .map(|b| b.slots_per_bucket().to_string())
+                    .collect();
                 write!(
                     f,
                     "unsupported bucket size {slots} for {bits}-bit fingerprints \
-                     (this version reads {expected} slots)"
+                     (this version reads {} slots)",
+                    expected.join(" or ")
                 )
             }
             DecodeError::UnsupportedFlags { flags } => write!(f, "unsupported format flags {flags:#x}"),

@@ -81,7 +81,7 @@ pub(crate) fn matches_in_either<W: Width>(words: [u64; 2], masks: [u64; 2], fp: 
         // Every lane of both words asked about: whether, not which.
         return any_lane_holds::<W>(words, fp);
     }
-    u32::from(W::holds_in(words[0], masks[0], fp) | W::holds_in(words[1], masks[1], fp))
+    u32::from(W::holds_in_either(words, masks, fp))
 }
 
 /// [`matches_in_either`] for a bucket pair of 8-bit lanes: nonzero if and

@@ -177,7 +177,7 @@ fn layout_constants() {
     assert_eq!(W16::HIGH, 0x8000_8000_8000_8000);
     assert_eq!(W12::HIGH, 0x0800_8008_0080_0800);
     for b in FingerprintBits::ALL {
-        if b != FingerprintBits::Bits17 && b != FingerprintBits::Bits9 {
+        if b != FingerprintBits::Bits17 && b != FingerprintBits::Bits9 && !b.is_ranked() {
             assert_eq!(b.slots_per_word(), 64 / b.bits());
         }
     }
@@ -185,8 +185,11 @@ fn layout_constants() {
     let slots = [
         W8::SLOTS,
         W9::SLOTS,
+        R7::SLOTS,
         W10::SLOTS,
+        R6::SLOTS,
         W12::SLOTS,
+        R5::SLOTS,
         W16::SLOTS,
         W17::SLOTS,
         W21::SLOTS,
@@ -204,6 +207,31 @@ fn layout_constants() {
         (8, 4, 1, 511)
     );
     assert_eq!(FingerprintBits::Bits9.slots_per_word(), 8);
+    // The ranked layouts: one bucket a word, fingerprints below 2^bits.
+    assert_eq!(
+        (R7::LANES, R7::SLOTS, R7::WORDS_PER_BUCKET, R7::MAX),
+        (7, 7, 1, 1535)
+    );
+    assert_eq!(
+        (R6::LANES, R6::SLOTS, R6::WORDS_PER_BUCKET, R6::MAX),
+        (6, 6, 1, 4095)
+    );
+    assert_eq!(
+        (R5::LANES, R5::SLOTS, R5::WORDS_PER_BUCKET, R5::MAX),
+        (5, 5, 1, 16383)
+    );
+    for b in FingerprintBits::ALL {
+        assert_eq!(
+            FingerprintBits::from_layout(b.bits(), b.slots_per_bucket()),
+            Some(b)
+        );
+        let ranked = [
+            FingerprintBits::Ranked7,
+            FingerprintBits::Ranked6,
+            FingerprintBits::Ranked5,
+        ];
+        assert_eq!(b.is_ranked(), ranked.contains(&b));
+    }
     // A half's mask names its half.
     assert_eq!((half_of(half_mask(0)), half_of(half_mask(1))), (0, 1));
 }

@@ -388,15 +388,14 @@ fn check_header(header: &[u8; HEADER_LEN]) -> Result<Header, DecodeError> {
     let items = fields.u64();
     let words = fields.u64();
     check_version(version)?;
-    let Some(bits) = FingerprintBits::from_bits(u32::from(bits)) else {
-        return Err(DecodeError::UnknownFingerprintBits { bits });
-    };
-    if u32::from(slots) != bits.slots_per_bucket() {
-        return Err(DecodeError::UnsupportedBucketSize {
-            bits: bits.bits() as u8,
-            slots,
+    // The width and the bucket size together name the layout (12 bits
+    // with five slots is the plain layout, with six the ranked one).
+    let Some(bits) = FingerprintBits::from_layout(u32::from(bits), u32::from(slots)) else {
+        return Err(match FingerprintBits::from_bits(u32::from(bits)) {
+            None => DecodeError::UnknownFingerprintBits { bits },
+            Some(_) => DecodeError::UnsupportedBucketSize { bits, slots },
         });
-    }
+    };
     if !valid_bucket_count(buckets) {
         return Err(DecodeError::InvalidBucketCount { buckets });
     }
@@ -660,10 +659,9 @@ mod tests {
     fn slots_are_packed_into_words_in_order() {
         // Slot k of bucket b is lane s·b + k of the table (s slots a
         // bucket): lane L mod (64 / f) of word L / (64 / f), from bit 0 up.
-        for bits in FingerprintBits::ALL
-            .into_iter()
-            .filter(|b| *b != FingerprintBits::Bits17 && *b != FingerprintBits::Bits9)
-        {
+        for bits in FingerprintBits::ALL.into_iter().filter(|b| {
+            *b != FingerprintBits::Bits17 && *b != FingerprintBits::Bits9 && !b.is_ranked()
+        }) {
             let f = CuckooFilter::with_buckets(6, bits, DefaultHashBuilder::default()).unwrap();
             let fp = 0x25a; // fits every width but 8
             let fp = if bits.bits() == 8 { 0x5a } else { fp };
@@ -723,11 +721,53 @@ mod tests {
     }
 
     #[test]
+    fn ranked_words_must_be_canonical_and_round_trip() {
+        for bits in FingerprintBits::ALL.into_iter().filter(|b| b.is_ranked()) {
+            let f = CuckooFilter::with_buckets(4, bits, DefaultHashBuilder::default()).unwrap();
+            for i in 0..12u64 {
+                f.insert(&i).unwrap();
+            }
+            let bytes = f.to_bytes();
+            let g = CuckooFilter::from_bytes(&bytes).unwrap();
+            assert_eq!(g.fingerprint_bits(), bits);
+            assert!((0..12u64).all(|i| g.contains(&i)));
+            assert_eq!(g.to_bytes(), bytes);
+            // The top byte of word 2 all ones: a rank past the multisets
+            // (at least 2^15 − 2^7, 2^16 − 2^8 and 2^14 − 2^6 against
+            // 31 824, 54 264 and 15 504).
+            let mut damaged = bytes.clone();
+            damaged[HEADER_LEN + 2 * 8 + 7] = 0xff;
+            let n = damaged.len();
+            let crc = crc32c::crc32c(&damaged[..n - 4]);
+            damaged[n - 4..].copy_from_slice(&crc.to_le_bytes());
+            assert_eq!(
+                CuckooFilter::from_bytes(&damaged).unwrap_err(),
+                DecodeError::InvalidBucket { word: 2 },
+                "{bits:?}"
+            );
+        }
+        // The width byte alone does not name a layout: 12 bits with six
+        // slots is the ranked layout, with five the plain one, with four none.
+        let f =
+            CuckooFilter::with_buckets(2, FingerprintBits::Ranked6, DefaultHashBuilder::default())
+                .unwrap();
+        let mut bytes = f.to_bytes();
+        assert_eq!((bytes[10], bytes[11]), (12, 6));
+        bytes[11] = 4;
+        let n = bytes.len();
+        let crc = crc32c::crc32c(&bytes[..n - 4]);
+        bytes[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(
+            CuckooFilter::from_bytes(&bytes).unwrap_err(),
+            DecodeError::UnsupportedBucketSize { bits: 12, slots: 4 }
+        );
+    }
+
+    #[test]
     fn padding_must_be_zero() {
-        for bits in FingerprintBits::ALL
-            .into_iter()
-            .filter(|b| *b != FingerprintBits::Bits17 && *b != FingerprintBits::Bits9)
-        {
+        for bits in FingerprintBits::ALL.into_iter().filter(|b| {
+            *b != FingerprintBits::Bits17 && *b != FingerprintBits::Bits9 && !b.is_ranked()
+        }) {
             let f = CuckooFilter::with_buckets(2, bits, DefaultHashBuilder::default()).unwrap();
             let bytes = f.to_bytes();
             let body_len = bytes.len() - HEADER_LEN - TRAILER_LEN - CHECKSUM_LEN;

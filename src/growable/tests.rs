@@ -55,8 +55,10 @@ fn bounds_are_pinned() {
     for (b, bits) in pinned {
         assert_eq!(bound(b).to_bits(), bits, "{b:?}");
     }
-    // Every width, buckets of five and six slots included.
-    for b in FingerprintBits::ALL {
+    // Every plain or semi-sorted width, buckets of five and six slots
+    // included (the ranked ones, which growth never uses, take their
+    // fingerprints from other than `2^bits` values).
+    for b in FingerprintBits::ALL.into_iter().filter(|b| !b.is_ranked()) {
         let libm = b.false_positive_rate(1.0);
         assert!((bound(b) - libm).abs() <= 1e-6 * libm, "{b:?}: {libm}");
     }

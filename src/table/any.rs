@@ -6,7 +6,7 @@
 
 use super::{Full, Table};
 use crate::error::AllocError;
-use crate::fingerprint::{FingerprintBits, W10, W12, W16, W17, W21, W32, W8, W9};
+use crate::fingerprint::{FingerprintBits, R5, R6, R7, W10, W12, W16, W17, W21, W32, W8, W9};
 
 /// The table behind a filter (and behind each table of a growable filter's
 /// chain), one variant per fingerprint width.
@@ -19,6 +19,9 @@ pub(crate) enum AnyTable {
     Bits17(Table<W17>),
     Bits21(Table<W21>),
     Bits32(Table<W32>),
+    Ranked7(Table<R7>),
+    Ranked6(Table<R6>),
+    Ranked5(Table<R5>),
 }
 
 /// Runs `$body` with `$t` bound to the concrete table.
@@ -33,6 +36,9 @@ macro_rules! dispatch {
             $crate::table::AnyTable::Bits17($t) => $body,
             $crate::table::AnyTable::Bits21($t) => $body,
             $crate::table::AnyTable::Bits32($t) => $body,
+            $crate::table::AnyTable::Ranked7($t) => $body,
+            $crate::table::AnyTable::Ranked6($t) => $body,
+            $crate::table::AnyTable::Ranked5($t) => $body,
         }
     };
 }
@@ -84,6 +90,21 @@ macro_rules! with_width {
                 let $wrap = $crate::table::AnyTable::Bits32;
                 $body
             }
+            $crate::fingerprint::FingerprintBits::Ranked7 => {
+                type $W = $crate::fingerprint::R7;
+                let $wrap = $crate::table::AnyTable::Ranked7;
+                $body
+            }
+            $crate::fingerprint::FingerprintBits::Ranked6 => {
+                type $W = $crate::fingerprint::R6;
+                let $wrap = $crate::table::AnyTable::Ranked6;
+                $body
+            }
+            $crate::fingerprint::FingerprintBits::Ranked5 => {
+                type $W = $crate::fingerprint::R5;
+                let $wrap = $crate::table::AnyTable::Ranked5;
+                $body
+            }
         }
     };
 }
@@ -110,7 +131,8 @@ macro_rules! variants {
         })*
     };
 }
-variants!(W8 => Bits8, W9 => Bits9, W10 => Bits10, W12 => Bits12, W16 => Bits16, W17 => Bits17, W21 => Bits21, W32 => Bits32);
+variants!(W8 => Bits8, W9 => Bits9, W10 => Bits10, W12 => Bits12, W16 => Bits16, W17 => Bits17, W21 => Bits21, W32 => Bits32,
+    R7 => Ranked7, R6 => Ranked6, R5 => Ranked5);
 
 impl AnyTable {
     /// An empty table, or an error if its memory cannot be allocated.
@@ -130,6 +152,9 @@ impl AnyTable {
             AnyTable::Bits17(_) => FingerprintBits::Bits17,
             AnyTable::Bits21(_) => FingerprintBits::Bits21,
             AnyTable::Bits32(_) => FingerprintBits::Bits32,
+            AnyTable::Ranked7(_) => FingerprintBits::Ranked7,
+            AnyTable::Ranked6(_) => FingerprintBits::Ranked6,
+            AnyTable::Ranked5(_) => FingerprintBits::Ranked5,
         }
     }
 
@@ -142,8 +167,8 @@ impl AnyTable {
     /// Whether the item of a 64-bit hash may be in the table.
     ///
     /// The plain layouts' lookups are inlined into the caller; the
-    /// semi-sorted ones' (9 and 17 bits), which decode a bucket through a
-    /// table, are one call away. With those inlined too, a caller's loop of
+    /// semi-sorted and ranked ones', which decode a bucket through a table,
+    /// are one call away. With those inlined too, a caller's loop of
     /// lookups holds their constants as well and spills its own state to
     /// the stack, which costs the other widths more than the call costs
     /// these two.
@@ -158,6 +183,9 @@ impl AnyTable {
             AnyTable::Bits9(t) => t.contains_hash_out_of_line(hash),
             AnyTable::Bits17(t) => t.contains_hash_out_of_line(hash),
             AnyTable::Bits21(t) => t.contains(t.position(hash)),
+            AnyTable::Ranked7(t) => t.contains_hash_out_of_line(hash),
+            AnyTable::Ranked6(t) => t.contains_hash_out_of_line(hash),
+            AnyTable::Ranked5(t) => t.contains_hash_out_of_line(hash),
         }
     }
 

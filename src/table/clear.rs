@@ -122,8 +122,8 @@ impl<W: Width> Table<W> {
     }
 
     /// [`Self::sweep_word`] for a semi-sorted layout: word `index` holds
-    /// bucket `index` (17 bits), or buckets `2 · index` and `2 · index + 1`
-    /// (9 bits, one in each half), whose fingerprints are kept if their
+    /// bucket `index` (17 bits, ranked), or buckets `2 · index` and
+    /// `2 · index + 1` (9 bits, one in each half), whose fingerprints are kept if their
     /// pair's stripe is busy and otherwise taken, the rest re-encoded, by one
     /// CAS of the whole word.
     fn sweep_sorted_word(&self, index: usize, cell: &AtomicU64, mut word: u64) -> (usize, bool) {
@@ -134,7 +134,7 @@ impl<W: Width> Table<W> {
             for b in 0..per_word {
                 let bucket = index as u64 * per_word + b;
                 let mask = self.locus(bucket).mask[0];
-                let mut kept = [0u32; 4];
+                let mut kept = [0u32; fpr::MAX_SLOTS];
                 let mut kept_here = 0;
                 for fp in W::sorted_fingerprints(word, mask)
                     .into_iter()

@@ -179,7 +179,7 @@ pub(crate) fn run(cfg: &Config) -> bool {
             eprintln!(
                 "VIOLATION (collision, {}-bit, {buckets} buckets, {}, seed {seed}): {e}\n  \
                  reproduce: cargo run --release -p stress -- --collision --threads {} --seed {}",
-                bits.bits(),
+                crate::bits_arg(bits),
                 kind.name(),
                 cfg.threads,
                 cfg.seed
@@ -197,7 +197,7 @@ pub(crate) fn run(cfg: &Config) -> bool {
          {} threads, {ops} operations and {} clears in {secs:.1} s ({:.1} M/s), \
          {} inserts found the table full, {violations} violations",
         totals.rounds.load(Ordering::Relaxed),
-        FingerprintBits::ALL.map(|b| b.bits().to_string()).join("/"),
+        FingerprintBits::ALL.map(crate::bits_arg).join("/"),
         SIZES,
         cfg.threads,
         totals.clears.load(Ordering::Relaxed),

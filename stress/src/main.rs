@@ -63,7 +63,8 @@ OPTIONS:
     --mix C/I/R        percentages of contains/insert/remove [default: 80/10/10]
     --seed N           seed of every random choice, and of the filter's hasher
                        [default: 7]
-    --bits B           fingerprint width: 8, 9, 10, 12, 16, 17, 21 or 32
+    --bits B           fingerprint width: 8, 9, 10, 12, 16, 17, 21 or 32, or a
+                       ranked layout by its slots a word: r7, r6 or r5
                        [default: 16]
     --shared-keys N    keys that several threads insert and remove as
                        duplicates; each is used by at most 8 threads, each
@@ -158,6 +159,16 @@ impl Default for Config {
     }
 }
 
+/// `--bits`' value for `bits`: the width, or r7, r6, r5 for a ranked layout.
+pub(crate) fn bits_arg(bits: FingerprintBits) -> String {
+    match bits {
+        FingerprintBits::Ranked7 => "r7".into(),
+        FingerprintBits::Ranked6 => "r6".into(),
+        FingerprintBits::Ranked5 => "r5".into(),
+        b => b.bits().to_string(),
+    }
+}
+
 impl Config {
     /// The arguments as given, for the line that reproduces a run.
     fn command_line(&self) -> String {
@@ -172,7 +183,7 @@ impl Config {
             self.mix[1],
             self.mix[2],
             self.seed,
-            self.bits.bits(),
+            bits_arg(self.bits),
             self.shared_keys,
             self.shared_pct,
             self.fpr_probes
@@ -230,11 +241,21 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, 
             "--fpr-probes" => cfg.fpr_probes = num(&flag, &value()?)?,
             "--bits" => {
                 let v = value()?;
-                cfg.bits = num::<u32>(&flag, &v)
-                    .ok()
-                    .and_then(FingerprintBits::from_bits)
+                // The ranked layouts by their slots per word: r7, r6, r5.
+                let ranked = match v.as_str() {
+                    "r7" => Some(FingerprintBits::Ranked7),
+                    "r6" => Some(FingerprintBits::Ranked6),
+                    "r5" => Some(FingerprintBits::Ranked5),
+                    _ => None,
+                };
+                cfg.bits = ranked
+                    .or_else(|| {
+                        num::<u32>(&flag, &v)
+                            .ok()
+                            .and_then(FingerprintBits::from_bits)
+                    })
                     .ok_or_else(|| {
-                        format!("--bits: {v:?} is not 8, 9, 10, 12, 16, 17, 21 or 32")
+                        format!("--bits: {v:?} is not 8, 9, 10, 12, 16, 17, 21, 32, r7, r6 or r5")
                     })?;
             }
             "--mix" => {
@@ -733,7 +754,7 @@ fn run(cfg: &Config, filter: &CuckooFilter) -> bool {
         cfg.seconds,
         cfg.capacity,
         slots,
-        cfg.bits.bits(),
+        bits_arg(cfg.bits),
         cfg.load,
         cfg.mix[0],
         cfg.mix[1],

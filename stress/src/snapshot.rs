@@ -856,7 +856,7 @@ fn report(shared: &Shared<'_>, s: &SnapshotStats, writers: &[WriterStats]) -> bo
             cfg.seconds,
             cfg.capacity,
             cfg.load,
-            cfg.bits.bits(),
+            crate::bits_arg(cfg.bits),
             cfg.seed
         );
         false

@@ -1,0 +1,412 @@
+//! Ranked semi-sorted buckets: a bucket of `B` fingerprints in one 64-bit
+//! word, its prefixes stored as one rank among the sorted multisets.
+//!
+//! # The idea
+//!
+//! As in [`crate::semisorted`], a bucket is a multiset: a lookup asks whether
+//! it holds a fingerprint, never where. Each fingerprint is
+//! `prefix · 2^S + suffix`, the prefix in `0..P`. The bucket's `B` slots are
+//! sorted by their whole value (empty slots, the value 0, first); their
+//! prefixes then form a non-decreasing sequence, one of `C(P + B − 1, B)`
+//! multisets, and the word stores that sequence's rank in the combinatorial
+//! number system (`rank = Σ C(pᵢ + i, i + 1)`, a bijection onto
+//! `0..C(P + B − 1, B)`) above the `B` suffixes:
+//!
+//! ```text
+//!  63         B·S   B·S−1                               0
+//! +-------------+---------+-----+---------+---------+
+//! |    rank     | suffix  | ... | suffix1 | suffix0 |
+//! +-------------+---------+-----+---------+---------+
+//! ```
+//!
+//! The layouts ([`Layout`]): seven fingerprints of 12 prefix values and 7-bit
+//! suffixes (1535 fingerprints, about 10.6 bits; rank < C(18, 7) = 31 824 <
+//! 2^15), six of 16 prefix values and 8-bit suffixes (12 bits; rank <
+//! C(21, 6) = 54 264 < 2^16), five of 16 prefix values and 10-bit suffixes
+//! (14 bits; rank < C(20, 5) = 15 504 < 2^14).
+//!
+//! # Why the word is canonical, and the empty bucket is 0
+//!
+//! Sorting by the whole value makes the word of a multiset unique, so a CAS
+//! that expects a word succeeds exactly when the bucket still holds the
+//! multiset it read (see [`crate::semisorted`] for why the table needs
+//! that). `B` empty slots are the prefix sequence `0, …, 0` (rank 0) and zero
+//! suffixes: the word 0, so a zeroed allocation is an empty table. A slot is
+//! empty exactly when its prefix and suffix are both 0, and empty slots sort
+//! first, so a full bucket is one whose slot 0 is not empty.
+//!
+//! # Costs
+//!
+//! A lookup ([`holds`]) first asks whether any suffix lane holds the
+//! fingerprint's suffix, and only then loads one entry of the layout's
+//! decode table, indexed by the rank, which holds the sorted prefixes
+//! already placed in the suffix lanes (prefix `i` at bit `S·i`). OR-ing `suffixes ^ broadcast(suffix)`
+//! with `prefixes ^ broadcast(prefix)` leaves a lane zero exactly where both
+//! parts match, and one zero-lane test over the `B` lanes answers: no
+//! branch, no bit deposit. The tables hold one `u64` per multiset: 248 KiB
+//! (seven slots), 424 KiB (six), 121 KiB (five), built at compile time.
+//! Writers ([`with`], [`without`]) decode the bucket, insert or remove in
+//! sorted order and re-encode (a sum of `B` binomials from a small table);
+//! a bucket whose smallest slot has a nonzero suffix is full, which inserts
+//! and path searches near full learn without the decode table.
+//!
+//! Words read from bytes must pass [`is_canonical`]: a rank at or above the
+//! number of multisets, or slots out of order, are refused. (Lookups clamp
+//! the rank into the table, so even such a word reads memory safely.)
+
+use crate::fingerprint::MAX_SLOTS;
+
+/// Most prefix values of any layout.
+const MAX_PREFIXES: usize = 16;
+
+/// `C(n, k)`, exact in `u64` for the arguments used here (up to `C(21, 6)`
+/// here and in [`crate::semisorted`]).
+pub(crate) const fn binomial(n: u64, k: u64) -> u64 {
+    if k > n {
+        return 0;
+    }
+    let mut r = 1u64;
+    let mut i = 0;
+    while i < k {
+        // Exact at every step: r · (n − i) / (i + 1) is C(n, i + 1).
+        r = r * (n - i) / (i + 1);
+        i += 1;
+    }
+    r
+}
+
+/// `RANK[i][p] = C(p + i, i + 1)`: the share of the rank of prefix `p` in
+/// sorted slot `i` (the same for every layout).
+static RANK: [[u32; MAX_PREFIXES]; MAX_SLOTS] = {
+    let mut t = [[0u32; MAX_PREFIXES]; MAX_SLOTS];
+    let mut i = 0;
+    while i < MAX_SLOTS {
+        let mut p = 0;
+        while p < MAX_PREFIXES {
+            t[i][p] = binomial((p + i) as u64, (i + 1) as u64) as u32;
+            p += 1;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// The decode table of `b` slots of `s`-bit suffixes with `p` prefix
+/// values: entry `rank` holds the rank's sorted prefixes, prefix `i` at bit
+/// `s·i`. `N` must be `C(p + b − 1, b)`. Enumerates the non-decreasing
+/// sequences in order, like an odometer whose digits never fall below the
+/// one to their left.
+const fn build_decode<const N: usize>(b: usize, s: u32, p: u32) -> [u64; N] {
+    assert!(N as u64 == binomial((p as usize + b - 1) as u64, b as u64));
+    let mut t = [0u64; N];
+    let mut seq = [0u32; MAX_SLOTS];
+    loop {
+        let mut rank = 0u64;
+        let mut entry = 0u64;
+        let mut i = 0;
+        while i < b {
+            rank += binomial((seq[i] as usize + i) as u64, (i + 1) as u64);
+            entry |= (seq[i] as u64) << (s * i as u32);
+            i += 1;
+        }
+        t[rank as usize] = entry;
+        // The next sequence: raise the last digit that can rise, and set
+        // every digit after it to its new value.
+        let mut k = b;
+        while k > 0 && seq[k - 1] == p - 1 {
+            k -= 1;
+        }
+        if k == 0 {
+            return t;
+        }
+        let v = seq[k - 1] + 1;
+        let mut j = k - 1;
+        while j < b {
+            seq[j] = v;
+            j += 1;
+        }
+    }
+}
+
+/// One ranked layout: `SLOTS` fingerprints of `PREFIXES` prefix values and
+/// `SUFFIX_BITS`-bit suffixes in one word, and its decode table.
+pub(crate) trait Layout: 'static {
+    /// Fingerprints in a bucket (a word).
+    const SLOTS: usize;
+    /// Bits of a stored suffix.
+    const SUFFIX_BITS: u32;
+    /// Prefix values, `0..PREFIXES`.
+    const PREFIXES: u32;
+    /// Number of prefix multisets, `C(PREFIXES + SLOTS − 1, SLOTS)`: the
+    /// valid ranks are `0..RANKS`.
+    const RANKS: usize;
+    /// Largest fingerprint, `PREFIXES · 2^SUFFIX_BITS − 1`; fingerprints lie
+    /// in `1..=MAX`.
+    const MAX: u32 = (Self::PREFIXES << Self::SUFFIX_BITS) - 1;
+    /// The decode table ([`build_decode`]).
+    fn decode_table() -> &'static [u64];
+}
+
+macro_rules! layout {
+    ($(#[$doc:meta])* $name:ident, $table:ident, slots $b:literal, suffix $s:literal, prefixes $p:literal, ranks $n:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug)]
+        pub(crate) struct $name;
+        static $table: [u64; $n] = build_decode::<$n>($b, $s, $p);
+        impl Layout for $name {
+            const SLOTS: usize = $b;
+            const SUFFIX_BITS: u32 = $s;
+            const PREFIXES: u32 = $p;
+            const RANKS: usize = $n;
+            #[inline(always)]
+            fn decode_table() -> &'static [u64] {
+                &$table
+            }
+        }
+        // The rank fits above the suffixes, and the prefixes in the table.
+        const _: () = assert!(
+            $b * $s < 64
+                && ($n as u64) <= 1u64 << (64 - $b * $s)
+                && $b <= MAX_SLOTS
+                && $p <= MAX_PREFIXES
+        );
+    };
+}
+
+layout!(
+    /// Seven fingerprints of 12 prefix values and 7-bit suffixes.
+    Seven, DECODE7, slots 7, suffix 7, prefixes 12, ranks 31824
+);
+layout!(
+    /// Six 12-bit fingerprints: 16 prefix values, 8-bit suffixes.
+    Six, DECODE6, slots 6, suffix 8, prefixes 16, ranks 54264
+);
+layout!(
+    /// Five 14-bit fingerprints: 16 prefix values, 10-bit suffixes.
+    Five, DECODE5, slots 5, suffix 10, prefixes 16, ranks 15504
+);
+
+/// The mask of one suffix lane.
+#[inline(always)]
+const fn lane<L: Layout>() -> u64 {
+    (1 << L::SUFFIX_BITS) - 1
+}
+
+/// The lowest bit of each of the `SLOTS` lanes.
+#[inline(always)]
+const fn low<L: Layout>() -> u64 {
+    let mut low = 0;
+    let mut i = 0;
+    while i < L::SLOTS {
+        low |= 1 << (L::SUFFIX_BITS * i as u32);
+        i += 1;
+    }
+    low
+}
+
+/// The highest bit of each lane.
+#[inline(always)]
+const fn high<L: Layout>() -> u64 {
+    low::<L>() << (L::SUFFIX_BITS - 1)
+}
+
+/// The bits of the suffix lanes.
+#[inline(always)]
+const fn lanes<L: Layout>() -> u64 {
+    (1 << (L::SLOTS as u32 * L::SUFFIX_BITS)) - 1
+}
+
+/// The rank of `word`.
+#[inline(always)]
+fn rank<L: Layout>(word: u64) -> usize {
+    (word >> (L::SLOTS as u32 * L::SUFFIX_BITS)) as usize
+}
+
+/// The sorted prefixes of `word`, prefix `i` at bit `S·i`. A rank past the
+/// table (only in a word that [`is_canonical`] refuses) reads its last entry.
+#[inline(always)]
+fn prefixes<L: Layout>(word: u64) -> u64 {
+    let table = L::decode_table();
+    table[rank::<L>(word).min(L::RANKS - 1)]
+}
+
+/// The flag bits (high bit of each lane) of the slots of `word` that hold
+/// `fp`; with `fp = 0`, of its empty slots. Exact: adding the low bits of a
+/// lane to all-ones below its high bit cannot carry out of the lane.
+#[inline(always)]
+pub(crate) fn hits<L: Layout>(word: u64, fp: u32) -> u64 {
+    debug_assert!(fp <= L::MAX);
+    let fp = u64::from(fp);
+    let suffixes = (word ^ (fp & lane::<L>()).wrapping_mul(low::<L>())) & lanes::<L>();
+    let x = suffixes | (prefixes::<L>(word) ^ (fp >> L::SUFFIX_BITS).wrapping_mul(low::<L>()));
+    let l = lanes::<L>() & !high::<L>();
+    !(((x & l) + l) | x | l) & high::<L>()
+}
+
+/// Whether `word` holds `fp` (in `1..=MAX`): the short zero-lane test, exact
+/// as to whether any lane is zero (a borrow only flags the lane above one that
+/// is flagged itself). With `fp = 0`, whether the bucket has an empty slot.
+///
+/// The suffixes are asked first: a word with no lane of `fp`'s suffix
+/// cannot hold `fp`, and then the decode table is not read. Most words a
+/// lookup reads are such (a lane matches a suffix of `t` bits with
+/// probability `2^-t`), so the table load, a second dependent memory access
+/// and the cache lines it takes from the filter's own, is mostly skipped, at
+/// the price of a branch that the lookups of absent items predict well.
+#[inline(always)]
+pub(crate) fn holds<L: Layout>(word: u64, fp: u32) -> bool {
+    debug_assert!(fp <= L::MAX);
+    let fp = u64::from(fp);
+    let suffixes = suffix_differences::<L>(word, fp);
+    if suffixes.wrapping_sub(low::<L>()) & !suffixes & high::<L>() == 0 {
+        return false;
+    }
+    holds_given::<L>(word, suffixes, fp)
+}
+
+/// The flags of the suffix lanes of `word` that hold `fp`'s suffix, by the
+/// short zero-lane test: nonzero exactly when some lane does (a borrow only
+/// flags the lane above one that is flagged itself).
+#[inline(always)]
+fn suffix_differences<L: Layout>(word: u64, fp: u64) -> u64 {
+    (word ^ (fp & lane::<L>()).wrapping_mul(low::<L>())) & lanes::<L>()
+}
+
+/// Whether `word`'s suffix differences `suffixes` (from
+/// [`suffix_differences`]) and its prefixes say it holds `fp`.
+#[inline(always)]
+fn holds_given<L: Layout>(word: u64, suffixes: u64, fp: u64) -> bool {
+    let x = suffixes | (prefixes::<L>(word) ^ (fp >> L::SUFFIX_BITS).wrapping_mul(low::<L>()));
+    x.wrapping_sub(low::<L>()) & !x & high::<L>() != 0
+}
+
+/// Whether either of `words` (a bucket pair) holds `fp` (in `1..=MAX`),
+/// reading the decode table once, without a branch in the common case: the
+/// word to decode is the one with a lane of `fp`'s suffix (chosen by a
+/// select; the second word when neither has one, which then cannot match).
+/// Only when both words have such a lane (for a present item, about one
+/// lookup in `2^t / (2·B)`) does it decode both.
+#[inline(always)]
+pub(crate) fn holds_in_either<L: Layout>(words: [u64; 2], fp: u32) -> bool {
+    debug_assert!(fp <= L::MAX);
+    let fp = u64::from(fp);
+    let [s0, s1] = words.map(|w| suffix_differences::<L>(w, fp));
+    let flagged = |s: u64| s.wrapping_sub(low::<L>()) & !s & high::<L>() != 0;
+    let (f0, f1) = (flagged(s0), flagged(s1));
+    if f0 & f1 {
+        return holds_given::<L>(words[0], s0, fp) | holds_given::<L>(words[1], s1, fp);
+    }
+    let (word, suffixes) = if f0 { (words[0], s0) } else { (words[1], s1) };
+    holds_given::<L>(word, suffixes, fp)
+}
+
+/// The `SLOTS` fingerprints of `word`, ascending (0 = empty, first), then 0
+/// up to [`MAX_SLOTS`].
+#[inline]
+pub(crate) fn fingerprints<L: Layout>(word: u64) -> [u32; MAX_SLOTS] {
+    let p = prefixes::<L>(word);
+    let mut fps = [0u32; MAX_SLOTS];
+    for (i, fp) in fps.iter_mut().enumerate().take(L::SLOTS) {
+        let at = L::SUFFIX_BITS * i as u32;
+        let prefix = (p >> at) & lane::<L>();
+        let suffix = (word >> at) & lane::<L>();
+        *fp = (prefix << L::SUFFIX_BITS | suffix) as u32;
+    }
+    fps
+}
+
+/// The word holding the multiset of the first `SLOTS` values of `fps` (0 =
+/// empty, each at most `MAX`), given **ascending**.
+#[inline]
+fn encode_sorted<L: Layout>(fps: &[u32; MAX_SLOTS]) -> u64 {
+    let mut rank = 0u64;
+    let mut suffixes = 0u64;
+    for (i, &fp) in fps.iter().enumerate().take(L::SLOTS) {
+        debug_assert!(fp <= L::MAX, "fingerprint {fp:#x} too wide");
+        debug_assert!(i == 0 || fps[i - 1] <= fp, "not sorted");
+        let prefix = (fp >> L::SUFFIX_BITS) as usize % MAX_PREFIXES;
+        rank += u64::from(RANK[i][prefix]);
+        suffixes |= (u64::from(fp) & lane::<L>()) << (L::SUFFIX_BITS * i as u32);
+    }
+    rank << (L::SLOTS as u32 * L::SUFFIX_BITS) | suffixes
+}
+
+/// The word holding the multiset `fps` (first `SLOTS` values, any order, 0 =
+/// empty): the inverse of [`fingerprints`].
+#[inline]
+pub(crate) fn encode<L: Layout>(mut fps: [u32; MAX_SLOTS]) -> u64 {
+    fps[..L::SLOTS].sort_unstable();
+    encode_sorted::<L>(&fps)
+}
+
+/// Whether the bucket is seen to be full without the decode table: slot 0
+/// (the smallest value, empty slots first) has a nonzero suffix, so it is
+/// not empty. (A full bucket whose smallest suffix is 0 needs the table.)
+#[inline(always)]
+fn surely_full<L: Layout>(word: u64) -> bool {
+    word & lane::<L>() != 0
+}
+
+/// `word` with one more copy of `fp` (in `1..=MAX`); None when full.
+#[inline]
+pub(crate) fn with<L: Layout>(word: u64, fp: u32) -> Option<u64> {
+    debug_assert!(fp != 0 && fp <= L::MAX);
+    if surely_full::<L>(word) {
+        return None;
+    }
+    let mut fps = fingerprints::<L>(word);
+    if fps[0] != 0 {
+        return None;
+    }
+    // Slot 0 is empty: shift the smaller values down over it and put `fp`
+    // where the order wants it.
+    let mut i = 0;
+    while i + 1 < L::SLOTS && fps[i + 1] < fp {
+        fps[i] = fps[i + 1];
+        i += 1;
+    }
+    fps[i] = fp;
+    Some(encode_sorted::<L>(&fps))
+}
+
+/// `word` with one copy of `fp` (in `1..=MAX`) fewer; None when it holds none.
+#[inline]
+pub(crate) fn without<L: Layout>(word: u64, fp: u32) -> Option<u64> {
+    debug_assert!(fp <= L::MAX);
+    if fp == 0 {
+        return None;
+    }
+    let mut fps = fingerprints::<L>(word);
+    let mut i = fps[..L::SLOTS].iter().position(|&f| f == fp)?;
+    // Move the smaller values up over the slot, and empty slot 0.
+    while i > 0 {
+        fps[i] = fps[i - 1];
+        i -= 1;
+    }
+    fps[0] = 0;
+    Some(encode_sorted::<L>(&fps))
+}
+
+/// Occupied slots of `word`.
+#[inline]
+pub(crate) fn len<L: Layout>(word: u64) -> u32 {
+    if surely_full::<L>(word) {
+        return L::SLOTS as u32;
+    }
+    L::SLOTS as u32 - hits::<L>(word, 0).count_ones()
+}
+
+/// Copies of `fp` in `word`.
+#[inline]
+pub(crate) fn copies<L: Layout>(word: u64, fp: u32) -> u32 {
+    hits::<L>(word, fp).count_ones()
+}
+
+/// Whether `word` is the word this codec writes for some multiset: a rank
+/// below [`Layout::RANKS`] and slots in canonical (ascending) order.
+pub(crate) fn is_canonical<L: Layout>(word: u64) -> bool {
+    rank::<L>(word) < L::RANKS && encode::<L>(fingerprints::<L>(word)) == word
+}
+
+#[cfg(test)]
+mod tests;
