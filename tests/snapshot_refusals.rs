@@ -40,29 +40,24 @@ trait Churned: Sync {
     fn snapshot(&self) -> Vec<u8>;
 }
 
-impl Churned for CuckooFilter {
-    fn insert(&self, key: u64) -> Result<(), InsertError> {
-        self.insert_hash(key)
-    }
-    fn remove(&self, key: u64) -> bool {
-        self.remove_hash(key)
-    }
-    fn snapshot(&self) -> Vec<u8> {
-        self.to_bytes()
-    }
+/// Both filter types have the same three methods.
+macro_rules! churned {
+    ($($filter:ty),*) => {$(
+        impl Churned for $filter {
+            fn insert(&self, key: u64) -> Result<(), InsertError> {
+                self.insert_hash(key)
+            }
+            fn remove(&self, key: u64) -> bool {
+                self.remove_hash(key)
+            }
+            fn snapshot(&self) -> Vec<u8> {
+                self.to_bytes()
+            }
+        }
+    )*};
 }
 
-impl Churned for GrowableCuckooFilter {
-    fn insert(&self, key: u64) -> Result<(), InsertError> {
-        self.insert_hash(key)
-    }
-    fn remove(&self, key: u64) -> bool {
-        self.remove_hash(key)
-    }
-    fn snapshot(&self) -> Vec<u8> {
-        self.to_bytes()
-    }
-}
+churned!(CuckooFilter, GrowableCuckooFilter);
 
 /// Fills `f` to `load` of [`CAPACITY`] with two writers' keys, then lets
 /// each make [`STEPS`] steps, with a thread taking snapshots throughout if
