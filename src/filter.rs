@@ -461,9 +461,11 @@ impl<S> CuckooFilter<S> {
 
 impl<S: BuildHasher> CuckooFilter<S> {
     /// Inserts an item. `Err(InsertError::Full)` when no room can be made; the
-    /// filter is then unchanged: no other item is evicted or lost. A snapshot
-    /// ([`to_bytes`](Self::to_bytes), [`write_to`](Self::write_to)) running
-    /// meanwhile makes no insert fail.
+    /// filter is then unchanged: no other item is evicted or lost. While a
+    /// snapshot ([`to_bytes`](Self::to_bytes), [`write_to`](Self::write_to))
+    /// of the filter runs, an insert near full has fewer ways to make room
+    /// (no relocation may carry an item backward across the snapshot's
+    /// front), and may find none where it otherwise would.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;

@@ -59,12 +59,12 @@
 //!    slots at load factor `α`
 //!    ([`FingerprintBits::false_positive_rate`]).
 //!
-//! Writers never wait for a snapshot, and a snapshot refuses no insert and
-//! grows no growable filter, so a snapshot of a live filter is not an
-//! instant's image: an item inserted or removed meanwhile may be in it or
-//! not, and an item that moved while it ran may be in it twice (the restored
-//! [`len`](CuckooFilter::len) then counts it twice, and a `remove` takes
-//! each copy like any other). With no operation in flight it is exact.
+//! Writers never wait for a snapshot, so a snapshot of a live filter is not
+//! an instant's image: an item inserted or removed meanwhile may be in it or
+//! not, and an item whose relocation was under way at the instant the
+//! snapshot passed its buckets may be in it twice (the restored
+//! [`len`](CuckooFilter::len) then counts it twice). With no operation in
+//! flight it is exact.
 //!
 //! How the protocol keeps each guarantee (table layout, the insert path,
 //! validated lookups and removes, memory orderings) is in [`implementation`].

@@ -1,16 +1,12 @@
 //! Model 9: a snapshot (`to_bytes`) of a live table keeps every item that
-//! stays in it throughout, and refuses no insert.
+//! stays in it throughout.
 //!
 //! Defences checked (see `src/table/front.rs` and `src/table/snapshot.rs`):
-//! - the snapshot's front: it reads the table a chunk at a time (here one
-//!   bucket a chunk, so that a four-bucket table has fronts between its
+//! - the snapshot's front: it reads the table a chunk at a time (here two
+//!   buckets a chunk, so that a four-bucket table has a front between its
 //!   buckets) and publishes the chunk it reads; a mover checks the fronts
-//!   after its publish and records a move from a bucket at or ahead of a
-//!   front to one at or behind it on that snapshot's moved list, before its
-//!   clear; the snapshot writes the list after the table, and the decoder
-//!   puts its entries back;
-//! - the path search, which tries paths that cross no front first, takes
-//!   the others when those fail: the insert a snapshot races goes in;
+//!   after its publish and undoes a move from a bucket at or ahead of a
+//!   front to one at or behind it;
 //! - removes take from the lower bucket of a pair first (the one the
 //!   snapshot reads first), so that a remove of a colliding item put behind
 //!   the front takes that item's copy, not the copy ahead of it.
@@ -19,27 +15,26 @@
 //! once both are joined, the bytes are decoded and every item that was in the
 //! table for the whole snapshot must be found in the decoded filter, its
 //! `len()` must be the fingerprints it holds and no fewer than those items,
-//! and the live table must hold exactly its live items (model 6).
+//! and the live table must hold exactly its live items (model 6: an undone
+//! move, or a remove from the lower bucket, leaves the accounting exact).
 //!
 //! What no model checks: that a snapshot holds no copy twice. A relocation
-//! that is under way (copied, not yet cleared) at the instant the front
-//! reaches one of its buckets leaves the item in both, and the snapshot may
-//! read both, and the list too; no check of a front before or after the
-//! move's steps closes that window without the snapshot waiting for the
-//! mover (see `src/table/snapshot.rs`). So the models check no loss, and
-//! count copies only as far as that allows.
+//! that is under way (copied, not yet cleared or taken back) at the instant
+//! the front reaches one of its buckets leaves the item in both, and the
+//! snapshot may read both; no check of a front before or after the move's
+//! steps closes that window without the snapshot waiting for the mover (see
+//! `src/table/snapshot.rs`). So the models check no loss, and count copies
+//! only as far as that allows.
 //!
-//! Mutations they catch (loom, preemption bound 2): a mover that records
-//! nothing (`Table::record_move` empty) fails both
-//! `relocation_into_a_bucket_read` models and both
-//! `recorded_move_and_twin` models ("lost"); the earlier defence, a mover
-//! that undoes such a move and a search that never crosses a front, fails
-//! both `relocation_into_a_bucket_read` models ("a snapshot refuses no
-//! insert"); a plain word-by-word copy (no front registered) fails them
-//! ("lost"); a remove that takes from its own first bucket first fails both
-//! `twin_insert_and_remove` models ("lost"). The fronts' Acquire load is not
-//! shown by any model: loom does not explore the load buffering that Relaxed
-//! would allow there.
+//! Mutations they catch (loom, preemption bound 2; the models pass at 3): a
+//! mover that completes every move (`move_may_complete` always true), one
+//! that also completes moves into the chunk being read (`dst >= c` in
+//! `front::may_complete`), a mover's publish Release only (not AcqRel), and
+//! a plain word-by-word copy (no front registered) each fail both
+//! `relocation_into_a_bucket_read` models ("lost"); a remove that takes from
+//! its own first bucket first fails both `twin_insert_and_remove` models
+//! ("lost"). The fronts' Acquire load is not shown by any model: loom does
+//! not explore the load buffering that Relaxed would allow there.
 #![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
@@ -80,21 +75,23 @@ fn snapshot_during_relocation(from: u64, to: u64, roles: Roles) {
         let f = Arc::new(f);
         let (g, h) = (Arc::clone(&f), Arc::clone(&f));
         let (inserted, bytes) = race(roles, move || g.insert_hash(x), move || h.to_bytes());
-        inserted.expect("a snapshot refuses no insert");
-        // The held items, `x`, and two more copies of the moved item: a
-        // move recorded as the front reached its destination, read there
-        // after the copy, on the list, and in its source before the clear.
-        assert_snapshot_keeps(&bytes, &held, held.len() + 3);
+        // The held items, `x` if it went in, and one copy of a move under
+        // way as the front passed.
+        assert_snapshot_keeps(&bytes, &held, held.len() + 2);
 
         let mut live = held;
-        live.push(x);
+        // Near full, an insert may find no path while the snapshot's front
+        // rules moves out; if it fails it changes nothing.
+        if inserted.is_ok() {
+            live.push(x);
+        }
         assert_holds_exactly(&f, &live);
     });
 }
 
 /// The move goes from bucket 3 into bucket 0, which the snapshot reads first:
 /// read before the copy lands and after the clear, the item is in neither
-/// reading, and only the moved list keeps it.
+/// reading, unless the move is undone.
 #[test]
 fn relocation_into_a_bucket_read() {
     snapshot_during_relocation(3, 0, Roles::RacerSpawned);
@@ -117,51 +114,6 @@ fn relocation_out_of_a_bucket_read() {
 #[test]
 fn relocation_out_of_a_bucket_read_roles_swapped() {
     snapshot_during_relocation(0, 3, Roles::RacerOnMain);
-}
-
-/// A recorded move meets a colliding item. The insert of `x` moves `m`
-/// (fingerprint `shared`, pair `{0, 3}`) from bucket 3 back into bucket 0,
-/// which the snapshot reads first; then `twin` (the same fingerprint and
-/// pair, first bucket 0) is inserted into 0 beside `m`'s copy and removed
-/// again, taking one of the two copies there. A snapshot that read 0 before
-/// any of it and 3 after the clear holds `m` only through the list.
-fn recorded_move_and_twin(roles: Roles) {
-    check(move || {
-        let f = filter(4);
-        let s = one_step(&f, 3, 0);
-        let (x, held) = (s.x, s.live.clone());
-        let shared = s.movers[0];
-        let twin = f.hash_for(0, shared);
-        assert_ne!(twin, f.hash_for(3, shared));
-
-        let f = Arc::new(f);
-        let (g, h) = (Arc::clone(&f), Arc::clone(&f));
-        let (removed, bytes) = race(
-            roles,
-            move || {
-                g.insert_hash(x).expect("a snapshot refuses no insert");
-                g.insert_hash(twin).expect("room in bucket 0");
-                g.remove_hash(twin)
-            },
-            move || h.to_bytes(),
-        );
-        assert!(removed);
-        // The held items, `x`, the twin's copy, and two more of the move.
-        assert_snapshot_keeps(&bytes, &held, held.len() + 4);
-        let mut live = held;
-        live.push(x);
-        assert_holds_exactly(&f, &live);
-    });
-}
-
-#[test]
-fn recorded_move_and_twin_racer_spawned() {
-    recorded_move_and_twin(Roles::RacerSpawned);
-}
-
-#[test]
-fn recorded_move_and_twin_roles_swapped() {
-    recorded_move_and_twin(Roles::RacerOnMain);
 }
 
 /// Colliding items `k` and `twin`: one fingerprint, one bucket pair `{0, 3}`,

@@ -24,11 +24,11 @@
 //!      …     4  CRC-32C of every byte before it
 //! ```
 //!
-//! The moved list holds fingerprints that relocations carried behind a
-//! snapshot's read front while it read a live table (`table::front`): the
-//! decoder puts each into the table as an insert would. With the count and
-//! the list after the table, an encoding is written front to back in one
-//! pass, to any `Write`.
+//! The moved list has room for fingerprints a snapshot holds beyond the
+//! words; this version writes it empty (relocations across a snapshot's
+//! front are undone, `table::front`), and the decoder puts any entries into
+//! the table as an insert would. With the count after the table, an
+//! encoding is written front to back in one pass, to any `Write`.
 //!
 //! Decoding checks every field against the others and against the input's
 //! length before it allocates anything, then the checksum, then the table's
@@ -70,18 +70,16 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// `to_bytes` began, and that no `remove` or [`clear`](Self::clear) began
     /// to take before it returned, is in the filter decoded from the bytes,
     /// whatever other threads do meanwhile (relocations included). Nothing
-    /// waits, and nothing is refused: writers go on, and a relocation that
-    /// carries an item behind the point the reading has reached is recorded
-    /// and written after the table (the moved list), where the decoder
-    /// puts it back. An item inserted or removed meanwhile may be in the
-    /// bytes or not (an item removed and inserted again, twice), and an item
-    /// that moved meanwhile may be in them twice: the decoded filter's
-    /// `len()` may then exceed the items it holds by those copies, each of
-    /// which a `remove` takes like any other. The recorded item count is the
-    /// number of fingerprints written, so the bytes always decode, and with
-    /// no operation in flight they are exact. See
-    /// [`write_to`](Self::write_to) to write a large filter without this
-    /// copy in memory.
+    /// waits: writers go on, and relocations that would carry an item across
+    /// the point the reading has reached are undone and made another way. An
+    /// item inserted or removed meanwhile may be in the bytes or not (an item
+    /// removed and inserted again, twice), and an item whose relocation was
+    /// under way at the very instant the reading passed its buckets may be in
+    /// them twice, as the table held it then: the decoded filter's `len()`
+    /// then counts it twice. The recorded item count is the number of
+    /// fingerprints written, so the bytes always decode, and with no
+    /// operation in flight they are exact. See [`write_to`](Self::write_to)
+    /// to write a large filter without this copy in memory.
     ///
     /// The bytes record the hasher's seed in the clear: do not publish the
     /// bytes of a filter whose seed must stay secret (see
@@ -106,8 +104,7 @@ impl<S: HasherIdentity> CuckooFilter<S> {
 
     /// Writes the filter to `writer` in [`to_bytes`](Self::to_bytes)'s
     /// format, reading the table as it writes: beyond the filter it takes a
-    /// buffer of 512 KiB, not a copy of the table (and, on a live filter, 16
-    /// bytes per move recorded while it reads). On a live filter it is the
+    /// buffer of 512 KiB, not a copy of the table. On a live filter it is the
     /// snapshot `to_bytes` describes.
     ///
     /// Any [`Write`] will do: a file, a socket, a pipe, a compressor, a
@@ -234,22 +231,18 @@ fn write_table_of<W: Width, X: Write + ?Sized>(
     let mut out = Summed::new(out);
     out.write_all(&header::<W>(t, hasher_id, seed))?;
     let mut bytes = Vec::new();
-    let reading = t.read_snapshot(|words| {
+    let items = t.read_snapshot(|words| {
         bytes.resize(8 * words.len(), 0);
         for (b, w) in bytes.chunks_exact_mut(8).zip(words) {
             b.copy_from_slice(&w.to_le_bytes());
         }
         out.write_all(&bytes)
     })?;
-    let moved = &reading.moved;
-    let mut tail = Vec::with_capacity(TRAILER_LEN + 8 * moved.len());
-    tail.extend_from_slice(&(moved.len() as u64).to_le_bytes());
-    for &(bucket, fp) in moved {
-        // Buckets number at most 2^32: every index fits 32 bits.
-        tail.extend_from_slice(&(bucket as u32).to_le_bytes());
-        tail.extend_from_slice(&fp.to_le_bytes());
-    }
-    tail.extend_from_slice(&(reading.items + moved.len() as u64).to_le_bytes());
+    // The moved list: empty, since relocations never carry an item behind a
+    // snapshot's front (they are undone instead, `table::front`).
+    let mut tail = Vec::with_capacity(TRAILER_LEN);
+    tail.extend_from_slice(&0u64.to_le_bytes());
+    tail.extend_from_slice(&items.to_le_bytes());
     out.write_all(&tail)?;
     out.close().map(drop)
 }
@@ -493,8 +486,23 @@ fn check_moved<W: Width>(buckets: u64, moved: &[(u32, u32)]) -> Result<(), Decod
 }
 
 /// Checks the recorded item count against the table's fingerprints and the
-/// moved list's, then puts each moved entry into the table as an insert
-/// would (its bucket, else its alternate, else along a cuckoo path).
+/// moved list's, then puts the moved entries into the table as inserts
+/// would (each entry's bucket, else its alternate, else along a cuckoo
+/// path), in two passes:
+///
+/// 1. the entries whose pair holds no copy of their fingerprint when their
+///    turn comes: each may be an item the words do not hold, so each must
+///    find room (`NoRoomForMovedEntry` otherwise);
+/// 2. the others: most are a second copy of an item the snapshot saved
+///    twice (one that moved as the front passed, or moved back and forth
+///    while it read), some a colliding item's copy. Each is put where there
+///    is room; where there is none, it is left out (of the table and the
+///    count): its pair already answers every lookup of its fingerprint.
+///
+/// A snapshot of a small table under heavy churn, or one whose thread was
+/// descheduled while movers went on, can record more such copies than the
+/// table has empty slots; the second pass keeps them from failing the
+/// decode.
 fn finish_table<W: Width>(
     table: &Table<W>,
     found: u64,
@@ -505,18 +513,28 @@ fn finish_table<W: Width>(
     if found != recorded {
         return Err(DecodeError::ItemCountMismatch { recorded, found });
     }
-    for (index, &(bucket, fp)) in moved.iter().enumerate() {
+    let position = |&(bucket, fp): &(u32, u32)| {
         let bucket = u64::from(bucket);
-        let pos = Position {
+        Position {
             i1: bucket,
             i2: table.alternate(bucket, fp),
             fp,
-        };
-        if !table.put_in_order(pos, true) {
+        }
+    };
+    let mut held = Vec::new();
+    for (index, entry) in moved.iter().enumerate() {
+        let pos = position(entry);
+        if table.contains(pos) {
+            held.push(pos);
+        } else if !table.put_in_order(pos, true) {
             return Err(DecodeError::NoRoomForMovedEntry {
                 index: index as u64,
             });
         }
+    }
+    for pos in held {
+        // Left out where there is no room: see above.
+        table.put_in_order(pos, true);
     }
     Ok(())
 }

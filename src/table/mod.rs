@@ -647,10 +647,16 @@ impl<W: Width> Table<W> {
             i2: dst,
             fp,
         };
-        // A snapshot whose front lies between the buckets, or on one of
-        // them, may read `dst` before the copy and `src` after the take:
-        // the move goes on its list first (see [`front`]).
-        self.record_move(src, fp, dst);
+        if !self.move_may_complete(src, dst) {
+            // A snapshot's front lies between the buckets, or on one of
+            // them: take the copy back instead (see [`front`]). The item
+            // stays in `src`; the copy to take back is one of `dst`'s, or,
+            // if a remove took that meanwhile, one of the pair's.
+            if !self.take(dst, fp) && !self.remove_copy(pos) {
+                self.count.increment(src);
+            }
+            return false;
+        }
         // The take is announced by the publish just before it, as a by-slot
         // clear was. Its CAS expects the words read before the copy (a
         // failed CAS reads the word again), so a move costs the loads it

@@ -5,41 +5,42 @@
 //! item: one that a relocation moves from a word not yet copied into one
 //! already copied is in neither copy. So the reading keeps a front (see
 //! [`front`]): it reads the words a chunk at a time, publishing the chunk it
-//! reads, and a mover whose move crosses it backward records the move (the
-//! destination bucket and the fingerprint) in the reading's list, which the
-//! reading returns beside the words. Removes take from the lower bucket of a
-//! pair first ([`Table::remove_copy`]), so that a remove of an item put
-//! behind the front never takes the copy of a colliding item ahead of it.
-//! What the reading then holds, in its words and its list: for every bucket
-//! pair and fingerprint, at least one copy per item that was in the table
-//! for the whole reading. It may hold more than the table held at any one
-//! moment: an item removed and inserted again while it ran may be read twice,
-//! and so may one that moved while it ran (a move under way as the front
-//! passed its buckets, copied and not yet cleared; one forward across the
-//! front; one recorded in the list and then moved again ahead of the front).
-//! Never fewer: the reading loses nothing that stayed.
+//! reads, and movers undo any move that would cross it. Removes take from the
+//! lower bucket of a pair first ([`Table::remove_copy`]), so that a remove of
+//! an item put behind the front never takes the copy of a colliding item ahead
+//! of it. What the reading then holds: for every bucket pair and fingerprint,
+//! at least one copy per item that was in the table for the whole reading.
+//! It may hold more than the table held at any one moment: an item removed
+//! and inserted again while it ran may be read twice, and so may one whose
+//! move was under way as the front passed its buckets (copied, not yet
+//! cleared), or went forward across the front (from a bucket read to one not
+//! yet read: the path search leaves such moves out, so only a move the front
+//! overtook between the search and the move). Never fewer: the snapshot loses
+//! nothing that stayed.
 //!
 //! **What it costs a writer.** Nothing while no snapshot runs: a mover loads
 //! one counter that nobody writes, and a path search one more. During one, a
-//! move backward across the front costs its mover an allocation and a push
-//! onto the list; the path search tries paths that cross no front first. No
-//! insert is refused because a snapshot runs, no writer waits for a snapshot,
-//! and a snapshot waits for no one: it reads each word once.
+//! move backward across the front is undone, and the insert that made it
+//! searches for another path; the search leaves every move across the front
+//! out to begin with, so an undo needs the front to reach a bucket of the
+//! move while the move is under way. Near full, an insert has fewer paths while a snapshot
+//! runs, and may report the table full where it would otherwise have found
+//! room. No writer waits for a snapshot, and a snapshot waits for no one: it
+//! reads each word once.
 //!
 //! **What it costs the reading.** Per chunk, one store and one bump of each
 //! relocation stripe (at most 256): for a table of 4096 chunks or more, about
-//! a million bumps, against reading the table once. The list holds 16 bytes
-//! per recorded move until the reading ends.
+//! a million bumps, against reading the table once.
 //!
 //! [`front`]: super::front
 
-use super::front::{crosses_back, entry, split_entry, View};
+use super::front::{may_complete, View};
 use super::Table;
 use crate::fingerprint::Width;
 use crate::sync::Ordering;
 
 /// Chunks a reading aims for: enough that the chunk being read (where moves
-/// are recorded) is a small part of the table, few enough that bumping
+/// are undone) is a small part of the table, few enough that bumping
 /// every stripe per chunk costs little beside reading the words.
 const TARGET_CHUNKS: u64 = 4096;
 
@@ -91,28 +92,24 @@ impl<W: Width> Table<W> {
         view.is_empty() || view.keeps_sides(self.chunk_of(a), self.chunk_of(b))
     }
 
-    /// Records a move of `fp` from bucket `src` to bucket `dst` with every
-    /// snapshot under way whose front it crosses backward
-    /// ([`crosses_back`]). Called by a mover after its publish, which orders
-    /// it, and before its clear (see [`front`]).
-    ///
-    /// [`front`]: super::front
+    /// Whether a move from bucket `src` to bucket `dst` may complete: for
+    /// every snapshot under way, [`may_complete`]. Called by a mover after
+    /// its publish, which orders it (see [`front`]).
     #[inline]
-    pub(crate) fn record_move(&self, src: u64, fp: u32, dst: u64) {
-        let (from, to) = (self.chunk_of(src), self.chunk_of(dst));
-        self.fronts
-            .record(|c| crosses_back(from, to, c), entry(dst, fp));
+    pub(crate) fn move_may_complete(&self, src: u64, dst: u64) -> bool {
+        !self
+            .fronts
+            .any(|c| !may_complete(self.chunk_of(src), self.chunk_of(dst), c))
     }
 
     /// Reads the table's words in order for a snapshot, handing them to
-    /// `sink` a piece at a time, and returns the number of fingerprints in
-    /// them and the moves recorded meanwhile (see the module documentation
-    /// for what the two hold together). Stops at the first error `sink`
-    /// returns.
+    /// `sink` a piece at a time, and returns the number of fingerprints read
+    /// (see the module documentation for what the words hold). Stops at the
+    /// first error `sink` returns.
     pub(crate) fn read_snapshot<E>(
         &self,
         mut sink: impl FnMut(&[u64]) -> Result<(), E>,
-    ) -> Result<Reading, E> {
+    ) -> Result<u64, E> {
         let words = self.word_count();
         let chunk = 1usize << self.front_shift;
         let mut piece = Vec::with_capacity(chunk.min(PIECE).min(words));
@@ -133,20 +130,8 @@ impl<W: Width> Table<W> {
                 sink(&piece)?;
             }
         }
-        let mut moved: Vec<_> = front.finish().into_iter().map(split_entry).collect();
-        moved.sort_unstable();
-        Ok(Reading { items, moved })
+        Ok(items)
     }
-}
-
-/// What a snapshot read beside the words it handed on.
-pub(crate) struct Reading {
-    /// Fingerprints in the words.
-    pub(crate) items: u64,
-    /// Moves recorded with the snapshot, as (bucket, fingerprint), in
-    /// order: fingerprints it may not have read in any word, each to be put
-    /// in the bucket named (or its alternate) of the table it restores.
-    pub(crate) moved: Vec<(u64, u32)>,
 }
 
 #[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
@@ -176,13 +161,14 @@ mod tests {
                 .unwrap();
         }
         let mut read = Vec::new();
-        let reading = t
+        let items = t
             .read_snapshot(|piece| {
                 read.extend_from_slice(piece);
                 Ok::<(), ()>(())
             })
             .unwrap();
         assert_eq!(read, t.words().collect::<Vec<_>>());
-        assert_eq!((reading.items, reading.moved.len()), (5000, 0));
+        assert_eq!(items, 5000);
+        assert!(t.move_may_complete(0, 1 << 13));
     }
 }
