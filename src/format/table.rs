@@ -499,10 +499,8 @@ fn check_moved<W: Width>(buckets: u64, moved: &[(u32, u32)]) -> Result<(), Decod
 ///    is room; where there is none, it is left out (of the table and the
 ///    count): its pair already answers every lookup of its fingerprint.
 ///
-/// A snapshot of a small table under heavy churn, or one whose thread was
-/// descheduled while movers went on, can record more such copies than the
-/// table has empty slots; the second pass keeps them from failing the
-/// decode.
+/// This version writes the list empty (see the module documentation); the
+/// passes are how any list a writer gives is read.
 fn finish_table<W: Width>(
     table: &Table<W>,
     found: u64,
