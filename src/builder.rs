@@ -9,14 +9,23 @@ use crate::hasher::DefaultHashBuilder;
 use crate::table::MAX_BUCKETS;
 use crate::CuckooFilter;
 
-// The load factor a table is sized for is its layout's
-// (`FingerprintBits::sizing_load_percent`): `with_capacity(n)` gives about
+// A table is sized for a load, in thousandths: at most its layout's
+// (`FingerprintBits::full_load`), so that `with_capacity(n)` gives about
 // `n / 0.94` slots for the plain and semi-sorted layouts, `n / 0.97` for the
 // ranked ones. Below the load the filter reliably reaches, so
 // that `n` distinct items fit (all but rarely in small tables, see
-// [`slack`]). Integer arithmetic, so that [`capacity_for`] inverts
-// [`buckets_for`] exactly. Rate bounds are taken one percent above it
+// [`slack`]). A rate asked can size a layout for less (down to
+// [`MIN_LOAD`]): its buckets then hold fewer fingerprints at the capacity,
+// a lower rate for more bits, which is cheaper than the next layout up
+// between two layouts' rates (see [`cheapest`]). The filter keeps the load
+// it was sized for, and its capacity follows from it and the bucket count.
+// Integer arithmetic, so that [`capacity_at`] inverts [`buckets_at`]
+// exactly. Rate bounds are taken one percent above the load
 // (`FingerprintBits::rated_load`).
+
+/// The lowest load, in thousandths, a table is sized for. Below it no
+/// layout costs fewer bits than the next layout up at its full load.
+pub(crate) const MIN_LOAD: u32 = 500;
 
 /// Builds a [`CuckooFilter`]. Obtained from [`CuckooFilter::builder`].
 ///
@@ -92,9 +101,11 @@ impl Builder {
 impl<S> Builder<S> {
     /// The number of distinct items the filter must accept (see
     /// [`CuckooFilter::capacity`] for how surely); required. The
-    /// table gets about `capacity / 0.94` slots, not rounded to a power of
-    /// two, and the filter's [`capacity`](CuckooFilter::capacity) is then at
-    /// least this. 0 is allowed, and gives the smallest table (two buckets).
+    /// table gets about `capacity / 0.94` slots (`capacity / 0.97` for the
+    /// ranked layouts, and more where a
+    /// [`false_positive_rate`](Self::false_positive_rate) sizes the layout
+    /// for a lower load), not rounded to a power of two, and the filter's
+    /// [`capacity`](CuckooFilter::capacity) is then at least this. 0 is allowed, and gives the smallest table (two buckets).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
@@ -107,14 +118,20 @@ impl<S> Builder<S> {
         self
     }
 
-    /// The false-positive rate wanted at full load. Without
+    /// The false-positive rate wanted at full load, that is with the
+    /// filter's [`capacity`](CuckooFilter::capacity) in it. Without
     /// [`fingerprint_bits`](Self::fingerprint_bits), picks, among all
-    /// [layouts](FingerprintBits::ALL), the one with the least memory per
-    /// item at the load it is sized for whose bound there
+    /// [layouts](FingerprintBits::ALL) and the loads a table of each can be
+    /// sized for, the one with the least table memory per item whose bound
     /// ([`FingerprintBits::false_positive_rate`] at one percent above the
-    /// sizing load: 0.95 for the plain and semi-sorted layouts, 0.98 for the
-    /// ranked ones) meets it; with
-    /// it, checks that the given width does. A smaller rate never gets
+    /// load sized for) meets it. A layout is sized for 94 % load (97 % for
+    /// the ranked ones) where that meets the rate, and for less where only
+    /// a lower load does: fewer fingerprints per bucket pair at the
+    /// capacity, more bits per item, and still fewer than the next layout
+    /// up (5·10⁻⁴ takes the ranked five-slot layout sized for 80.9 %, 15.8
+    /// table bits per item, where 16-bit fingerprints take 17.0). With
+    /// `fingerprint_bits`, sizes the given layout for the highest load at
+    /// which it meets the rate, down to 50 %. A smaller rate never gets
     /// fewer bits. `build` fails for a rate outside (0, 1) or unreachable.
     ///
     /// ```
@@ -127,6 +144,14 @@ impl<S> Builder<S> {
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Ranked7);
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.004).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Ranked6);
+    /// // Ranked five-slot buckets sized for a lower load: more slots for the
+    /// // same capacity than at 0.001.
+    /// let low = CuckooFilter::builder().capacity(100_000).false_positive_rate(5e-4).build()?;
+    /// let full = CuckooFilter::builder().capacity(100_000).false_positive_rate(0.001).build()?;
+    /// assert_eq!(low.fingerprint_bits(), FingerprintBits::Ranked5);
+    /// assert_eq!(full.fingerprint_bits(), FingerprintBits::Ranked5);
+    /// assert!(low.slots() > full.slots() * 11 / 10);
+    /// assert!(low.capacity() >= 100_000 && low.capacity() < 100_100);
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(1e-6).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits32);
     /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
@@ -195,58 +220,90 @@ impl<S> Builder<S> {
         S: BuildHasher,
     {
         let capacity = self.capacity.ok_or(BuildError::MissingCapacity)?;
-        let bits = self.choose_bits()?;
-        let buckets = buckets_for(capacity, bits)?;
-        CuckooFilter::from_parts(bits, buckets, self.hasher)
+        let (bits, load) = self.choose()?;
+        let buckets = buckets_at(capacity, bits, load)?;
+        CuckooFilter::from_parts(bits, buckets, load, self.hasher)
     }
 
-    fn choose_bits(&self) -> Result<FingerprintBits, BuildError> {
+    /// The layout and the load, in thousandths, to size it for.
+    fn choose(&self) -> Result<(FingerprintBits, u32), BuildError> {
         let Some(rate) = self.false_positive_rate else {
-            return Ok(self.fingerprint_bits.unwrap_or_default());
+            let bits = self.fingerprint_bits.unwrap_or_default();
+            return Ok((bits, bits.full_load()));
         };
         if !(rate > 0.0 && rate < 1.0) {
             return Err(BuildError::InvalidFalsePositiveRate { rate });
         }
-        let reaches = |bits: FingerprintBits| bits.false_positive_rate(bits.rated_load()) <= rate;
         match self.fingerprint_bits {
-            Some(bits) if reaches(bits) => Ok(bits),
-            Some(bits) => Err(unreachable_rate(rate, bits)),
-            None => {
-                cheapest(reaches).ok_or_else(|| unreachable_rate(rate, FingerprintBits::Bits32))
-            }
+            Some(bits) => highest_load(bits, rate)
+                .map(|load| (bits, load))
+                .ok_or_else(|| unreachable_rate(rate, bits)),
+            None => cheapest(rate).ok_or_else(|| unreachable_rate(rate, FingerprintBits::Bits32)),
         }
     }
 }
 
-/// The layout with the least table memory per item at its sizing load
-/// ([`FingerprintBits::bits_per_item`]) among those that `meets`, ties going
-/// to the one listed first in [`FingerprintBits::ALL`] (plain layouts, then
-/// fewer words per bucket: the faster one). Since the layouts that meet a
-/// rate include those that meet any smaller one, a smaller rate never gets
-/// a cheaper layout.
-pub(crate) fn cheapest(meets: impl Fn(FingerprintBits) -> bool) -> Option<FingerprintBits> {
+/// The highest load, in thousandths, from [`MIN_LOAD`] to `bits`' full
+/// load, at which a table of `bits`' layout meets `rate`: its bound one
+/// percent above that load is at most `rate`. `None` if none does.
+pub(crate) fn highest_load(bits: FingerprintBits, rate: f64) -> Option<u32> {
+    let meets = |load: u32| bits.false_positive_rate(FingerprintBits::rated_load(load)) <= rate;
+    if !meets(MIN_LOAD) {
+        return None;
+    }
+    // The bound rises with the load: the last load that meets it.
+    let (mut low, mut high) = (MIN_LOAD, bits.full_load());
+    while low < high {
+        let mid = low + (high - low).div_ceil(2);
+        if meets(mid) {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    Some(low)
+}
+
+/// The layout, and the load to size it for, with the least table memory
+/// per item ([`FingerprintBits::bits_per_item`]) that meets `rate`: each
+/// layout at its [`highest_load`] for the rate, ties going to the one
+/// listed first in [`FingerprintBits::ALL`] (plain layouts, then fewer
+/// words per bucket: the faster one). A smaller rate lowers each layout's
+/// highest load (or rules the layout out), so it never gets fewer bits.
+pub(crate) fn cheapest(rate: f64) -> Option<(FingerprintBits, u32)> {
     FingerprintBits::ALL
         .into_iter()
-        .filter(|&b| meets(b))
-        .min_by(|a, b| a.bits_per_item().total_cmp(&b.bits_per_item()))
+        .filter_map(|bits| highest_load(bits, rate).map(|load| (bits, load)))
+        .min_by(|&(a, la), &(b, lb)| a.bits_per_item(la).total_cmp(&b.bits_per_item(lb)))
 }
 
 fn unreachable_rate(rate: f64, bits: FingerprintBits) -> BuildError {
     BuildError::UnreachableFalsePositiveRate {
         rate,
-        best: bits.false_positive_rate(bits.rated_load()),
+        best: bits.false_positive_rate(FingerprintBits::rated_load(MIN_LOAD)),
         bits: bits.bits(),
     }
 }
 
+/// [`buckets_at`] the layout's full load (0.94, or 0.97 for the ranked
+/// layouts): the table `with_capacity` builds, and each table of a
+/// growable filter.
+pub(crate) fn buckets_for(capacity: usize, bits: FingerprintBits) -> Result<u64, BuildError> {
+    buckets_at(capacity, bits, bits.full_load())
+}
+
 /// Buckets of `bits`' layout for `capacity` items: `capacity / (s · l)`
 /// for buckets of `s` [slots](FingerprintBits::slots_per_bucket) sized for
-/// load `l` (0.94, or 0.97 for the ranked layouts), rounded up,
+/// load `l` (`load` thousandths), rounded up,
 /// plus a slack ([`slack`]) that keeps small tables from being unlucky and
 /// costs large ones nothing (0.2 % at a million items), rounded up to even.
-pub(crate) fn buckets_for(capacity: usize, bits: FingerprintBits) -> Result<u64, BuildError> {
+pub(crate) fn buckets_at(
+    capacity: usize,
+    bits: FingerprintBits,
+    load: u32,
+) -> Result<u64, BuildError> {
     let too_large = BuildError::CapacityTooLarge { capacity };
-    let base = base_buckets(capacity as u128, bits);
+    let base = base_buckets(capacity as u128, bits, load);
     if base >= u128::from(MAX_BUCKETS) {
         return Err(too_large);
     }
@@ -277,19 +334,25 @@ fn slack(base: u64) -> u64 {
     base.isqrt() + if base >= 2 { 2 } else { 0 }
 }
 
-/// `ceil(capacity / (slots · load))` for `bits`' slots per bucket and
-/// sizing load, exactly.
-fn base_buckets(capacity: u128, bits: FingerprintBits) -> u128 {
+/// `ceil(capacity / (slots · load))` for `bits`' slots per bucket and a
+/// load of `load` thousandths, exactly.
+fn base_buckets(capacity: u128, bits: FingerprintBits, load: u32) -> u128 {
     let slots = u128::from(bits.slots_per_bucket());
-    (capacity * 100).div_ceil(slots * u128::from(bits.sizing_load_percent()))
+    (capacity * 1000).div_ceil(slots * u128::from(load))
 }
 
-/// The capacity in items of a table of `buckets` buckets of `bits`' layout:
-/// the largest `n` for which [`buckets_for`]`(n, bits)` is at most
-/// `buckets`, so at least the capacity a table of this size was built for,
-/// and what `with_capacity` promises for a table of this size. (Saturates
-/// at `usize::MAX` where `usize` is narrower than the answer.)
+/// [`capacity_at`] the layout's full load: the capacity of a table that
+/// `with_capacity` built, or a growable filter's.
 pub(crate) fn capacity_for(buckets: u64, bits: FingerprintBits) -> usize {
+    capacity_at(buckets, bits, bits.full_load())
+}
+
+/// The capacity in items of a table of `buckets` buckets of `bits`' layout
+/// sized for `load` thousandths: the largest `n` for which
+/// [`buckets_at`]`(n, bits, load)` is at most `buckets`, so at least the
+/// capacity a table of this size was built for. (Saturates at `usize::MAX`
+/// where `usize` is narrower than the answer.)
+pub(crate) fn capacity_at(buckets: u64, bits: FingerprintBits, load: u32) -> usize {
     // The largest base with `base + slack(base) <= buckets` (the rounding to
     // even cannot push an even `buckets` over): the sum is increasing in base.
     // A table too small for any base (two buckets) holds what a base of 0
@@ -305,7 +368,7 @@ pub(crate) fn capacity_for(buckets: u64, bits: FingerprintBits) -> usize {
     }
     // The largest n with base_buckets(n) <= low.
     let slots = u128::from(bits.slots_per_bucket());
-    let n = u128::from(low) * slots * u128::from(bits.sizing_load_percent()) / 100;
+    let n = u128::from(low) * slots * u128::from(load) / 1000;
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
@@ -313,64 +376,79 @@ pub(crate) fn capacity_for(buckets: u64, bits: FingerprintBits) -> usize {
 mod tests {
     use super::*;
 
+    /// The layout and load `rate` gets.
+    fn pick(rate: f64) -> Result<(FingerprintBits, u32), BuildError> {
+        Builder::default().false_positive_rate(rate).choose()
+    }
+
     #[test]
-    fn rates_pick_the_cheapest_layout() {
-        // The rates of the README's table and the layouts they need: pure
-        // arithmetic on the bounds at load 0.95.
-        let pick = |r: f64| Builder::default().false_positive_rate(r).choose_bits();
-        for (rate, bits) in [
-            (0.03, FingerprintBits::Bits8),
-            (0.02, FingerprintBits::Bits9),
-            (0.012, FingerprintBits::Ranked7),
-            (0.01, FingerprintBits::Ranked7),
-            (0.0042, FingerprintBits::Ranked6),
-            (0.002, FingerprintBits::Ranked5),
-            (6e-4, FingerprintBits::Ranked5),
-            (5e-4, FingerprintBits::Bits16),
-            (1e-4, FingerprintBits::Bits17),
-            (1e-5, FingerprintBits::Bits21),
-            (1e-6, FingerprintBits::Bits32),
+    fn rates_pick_the_cheapest_layout_and_load() {
+        // The rates of the README's table and the layouts and loads they
+        // need: pure arithmetic on the bounds one percent above the load.
+        use FingerprintBits::*;
+        for (rate, bits, load) in [
+            (0.03, Bits8, 940),
+            (0.02, Bits9, 940),
+            (0.012, Ranked7, 970),
+            (0.01, Ranked7, 970),
+            (0.0042, Ranked6, 970),
+            (0.002, Ranked5, 970),
+            (6e-4, Ranked5, 970),
+            // Between the ranked five-slot layout's rate and 16 bits':
+            // sized for less, 15.8 table bits per item against 17.0.
+            (5e-4, Ranked5, 809),
+            (2e-4, Bits16, 940),
+            (1e-4, Bits17, 940),
+            // Between 17 and 21 bits: 19.8 against 22.7.
+            (5e-5, Bits17, 809),
+            (1e-5, Bits21, 940),
+            (1e-6, Bits32, 940),
+            // Below 32 bits' rate at 94 %: 32 bits at a lower load.
+            (1.5e-9, Bits32, 795),
         ] {
-            assert_eq!(pick(rate), Ok(bits), "{rate}");
+            assert_eq!(pick(rate), Ok((bits, load)), "{rate}");
         }
-        // Forcing a width still forces it, and is checked.
+        // Forcing a width still forces it, sized for the highest load at
+        // which it meets the rate, and is checked.
         let forced = |r: f64, b| {
             Builder::default()
                 .false_positive_rate(r)
                 .fingerprint_bits(b)
-                .choose_bits()
+                .choose()
         };
-        assert_eq!(
-            forced(0.03, FingerprintBits::Bits16),
-            Ok(FingerprintBits::Bits16)
-        );
+        assert_eq!(forced(0.03, Bits16), Ok((Bits16, 940)));
+        assert_eq!(forced(1e-4, Bits16), Ok((Bits16, 809)));
         assert!(matches!(
-            forced(0.002, FingerprintBits::Bits10),
+            forced(0.002, Bits10),
             Err(BuildError::UnreachableFalsePositiveRate { bits: 10, .. })
         ));
-        // The cheapest in memory; of equal cost, the faster (plain) one.
-        assert_eq!(cheapest(|b| b.bits() >= 8), Some(FingerprintBits::Bits8));
-        assert_eq!(cheapest(|b| b.bits() >= 9), Some(FingerprintBits::Bits9));
-        assert_eq!(cheapest(|b| b.bits() >= 12), Some(FingerprintBits::Ranked6));
-        assert_eq!(
-            cheapest(|b| b.bits() >= 12 && !b.is_ranked()),
-            Some(FingerprintBits::Bits12)
-        );
-        assert_eq!(cheapest(|b| b.bits() >= 16), Some(FingerprintBits::Bits16));
-        assert_eq!(cheapest(|b| b.bits() >= 17), Some(FingerprintBits::Bits17));
-        assert_eq!(cheapest(|_| false), None);
+        // Of equal cost, the faster (plain) layout: 8 bits, not the
+        // semi-sorted 9, where both meet the rate at 94 %.
+        assert_eq!(pick(0.03), Ok((Bits8, 940)));
+        assert_eq!(highest_load(Bits9, 0.03), Some(940));
+        // Each layout's highest load meets the rate, and the next does not.
+        for bits in FingerprintBits::ALL {
+            for rate in [0.03, 1e-3, 5e-4, 1e-5] {
+                if let Some(load) = highest_load(bits, rate) {
+                    let at = |l| bits.false_positive_rate(FingerprintBits::rated_load(l));
+                    assert!(at(load) <= rate);
+                    assert!(load == bits.full_load() || at(load + 1) > rate);
+                }
+            }
+        }
     }
 
     #[test]
     fn rates_pick_the_shortest_width() {
-        let pick = |r: f64| Builder::default().false_positive_rate(r).choose_bits();
-        assert_eq!(pick(0.05), Ok(FingerprintBits::Bits8));
-        assert_eq!(pick(0.03), Ok(FingerprintBits::Bits8));
-        assert_eq!(pick(0.02), Ok(FingerprintBits::Bits9));
-        assert_eq!(pick(0.012), Ok(FingerprintBits::Ranked7));
-        assert_eq!(pick(0.01), Ok(FingerprintBits::Ranked7));
-        assert_eq!(pick(1e-4), Ok(FingerprintBits::Bits17));
-        assert_eq!(pick(2e-9), Ok(FingerprintBits::Bits32));
+        use FingerprintBits::*;
+        let bits = |r: f64| pick(r).map(|(b, _)| b);
+        assert_eq!(bits(0.05), Ok(Bits8));
+        assert_eq!(bits(0.03), Ok(Bits8));
+        assert_eq!(bits(0.02), Ok(Bits9));
+        assert_eq!(bits(0.012), Ok(Ranked7));
+        assert_eq!(bits(0.01), Ok(Ranked7));
+        assert_eq!(bits(1e-4), Ok(Bits17));
+        assert_eq!(bits(2e-9), Ok(Bits32));
         assert!(matches!(
             pick(1e-10),
             Err(BuildError::UnreachableFalsePositiveRate { bits: 32, .. })
@@ -393,14 +471,15 @@ mod tests {
 
     #[test]
     fn a_smaller_rate_never_gets_fewer_bits() {
-        let pick = |r: f64| Builder::default().false_positive_rate(r).choose_bits();
         let mut last = 0.0;
-        for i in (-90 * 20..=-10 * 20).rev() {
+        for i in (-95 * 20..=-10 * 20).rev() {
             let rate = 10f64.powf(f64::from(i) / 200.0);
-            let Ok(bits) = pick(rate) else { break };
-            assert!(bits.bits_per_item() >= last, "{rate}: {bits:?}");
-            assert!(bits.false_positive_rate(bits.rated_load()) <= rate);
-            last = bits.bits_per_item();
+            let Ok((bits, load)) = pick(rate) else { break };
+            let cost = bits.bits_per_item(load);
+            assert!(cost >= last, "{rate}: {bits:?} at {load}");
+            assert!(bits.false_positive_rate(FingerprintBits::rated_load(load)) <= rate);
+            assert!((MIN_LOAD..=bits.full_load()).contains(&load));
+            last = cost;
         }
     }
 
@@ -416,7 +495,7 @@ mod tests {
             for n in [1_000_000usize, 10_000_000, 100_000_000] {
                 let slots = buckets_for(n, bits).unwrap() * per_bucket;
                 // The sizing load, and one percent above it.
-                let load = bits.sizing_load_percent() as f64 / 100.0;
+                let load = f64::from(bits.full_load()) / 1000.0;
                 let ideal = n as f64 / (load + 0.01);
                 assert!(slots as f64 >= n as f64 / load);
                 assert!((slots as f64) < ideal * 1.10, "{n}: {slots} slots");
@@ -440,22 +519,29 @@ mod tests {
     fn capacity_inverts_the_sizing() {
         // Every capacity fits in the table built for it, and the capacity of
         // that table is the largest that would be built that small.
+        // At the layout's full load and at lower ones.
         for bits in FingerprintBits::ALL {
-            let check = |n: usize| {
-                let buckets = buckets_for(n, bits).unwrap();
-                let cap = capacity_for(buckets, bits);
-                assert!(cap >= n, "{n}: capacity {cap}");
-                assert_eq!(buckets_for(cap, bits), Ok(buckets), "{n}");
-                assert!(buckets_for(cap + 1, bits).unwrap() > buckets, "{n}");
-            };
-            for n in (0..5000).chain([94, 376, 37_600, 1_000_000, 10_000_000, 123_456_789]) {
-                check(n);
+            for load in [MIN_LOAD, 809, 877, bits.full_load()] {
+                let check = |n: usize| {
+                    let buckets = buckets_at(n, bits, load).unwrap();
+                    let cap = capacity_at(buckets, bits, load);
+                    assert!(cap >= n, "{n}: capacity {cap}");
+                    assert_eq!(buckets_at(cap, bits, load), Ok(buckets), "{n}");
+                    assert!(buckets_at(cap + 1, bits, load).unwrap() > buckets, "{n}");
+                };
+                for n in (0..2000).chain([94, 376, 37_600, 1_000_000, 10_000_000, 123_456_789]) {
+                    check(n);
+                }
+                let largest = capacity_at(MAX_BUCKETS, bits, load);
+                assert_eq!(buckets_at(largest, bits, load), Ok(MAX_BUCKETS));
+                // An unproduced bucket count (a decoded table) gets the
+                // capacity of the largest table that fits in it.
+                assert_eq!(capacity_at(4, bits, load), capacity_at(2, bits, load));
             }
-            let largest = capacity_for(MAX_BUCKETS, bits);
-            assert_eq!(buckets_for(largest, bits), Ok(MAX_BUCKETS));
-            // An unproduced bucket count (a decoded table) gets the capacity
-            // of the largest table that fits in it.
-            assert_eq!(capacity_for(4, bits), capacity_for(2, bits));
+            assert_eq!(
+                capacity_for(6, bits),
+                capacity_at(6, bits, bits.full_load())
+            );
         }
         use FingerprintBits::Bits16 as B16;
         assert_eq!(

@@ -42,6 +42,10 @@ use crate::table::AnyTable;
 pub struct CuckooFilter<S = DefaultHashBuilder> {
     pub(crate) table: AnyTable,
     pub(crate) hasher: S,
+    /// The load, in thousandths, the table was sized for: its layout's
+    /// [`full_load`](FingerprintBits::full_load), or less where the builder
+    /// sized it down for a rate. The capacity follows from it.
+    pub(crate) sized_for: u32,
 }
 
 impl CuckooFilter {
@@ -106,13 +110,30 @@ impl CuckooFilter {
 }
 
 impl<S> CuckooFilter<S> {
+    /// A filter of `buckets` buckets of `bits`' layout, sized for `sized_for`
+    /// thousandths of load.
     pub(crate) fn from_parts(
         bits: FingerprintBits,
         buckets: u64,
+        sized_for: u32,
         hasher: S,
     ) -> Result<Self, BuildError> {
         let table = AnyTable::new(bits, buckets)?;
-        Ok(Self { table, hasher })
+        Ok(Self {
+            table,
+            hasher,
+            sized_for,
+        })
+    }
+
+    /// The load the table was sized for, as the byte format records it: 0
+    /// for the layout's full load, else the load in thousandths.
+    pub(crate) fn sizing_field(&self) -> u64 {
+        if self.sized_for == self.table.bits().full_load() {
+            0
+        } else {
+            u64::from(self.sized_for)
+        }
     }
 
     /// Inserts an item given by its 64-bit hash. The hash must be well mixed
@@ -238,11 +259,14 @@ impl<S> CuckooFilter<S> {
     }
 
     /// The number of distinct items the filter is built to hold: at least the
-    /// capacity it was built with, and what
-    /// [`with_capacity`](CuckooFilter::with_capacity) would ask for to get a
-    /// table of this size. Inserts of that many distinct items succeed (the
-    /// table is sized for a load of 94 %, below the 95 % and more its inserts
-    /// reach); more usually fit too, up to about [`slots`](Self::slots).
+    /// capacity it was built with, and what the same builder options would
+    /// ask for to get a table of this size. Inserts of that many distinct
+    /// items succeed (the table is sized for a load of 94 %, 97 % for the
+    /// ranked layouts, below the load their inserts reach; or for less,
+    /// where the builder sized it down for a
+    /// [false-positive rate](crate::Builder::false_positive_rate), which
+    /// then holds with this many items in the filter); more usually fit
+    /// too, up to about [`slots`](Self::slots).
     ///
     /// Not for every seed: nine items whose bucket pairs coincide overfill
     /// their pair, in any table of more than two buckets, so an insert can
@@ -259,7 +283,7 @@ impl<S> CuckooFilter<S> {
     /// assert_eq!(f.slots(), 10_644_832);
     /// ```
     pub fn capacity(&self) -> usize {
-        self.table.capacity()
+        crate::builder::capacity_at(self.table.buckets(), self.table.bits(), self.sized_for)
     }
 
     /// The number of slots (four per bucket): an upper bound on
@@ -622,7 +646,7 @@ impl<S> CuckooFilter<S> {
                 capacity: usize::MAX,
             });
         }
-        Self::from_parts(bits, buckets, hasher)
+        Self::from_parts(bits, buckets, bits.full_load(), hasher)
     }
 }
 

@@ -259,30 +259,32 @@ impl FingerprintBits {
         }
     }
 
-    /// The load, in percent, the builder sizes a table of this layout for:
-    /// 94 for the plain and semi-sorted layouts, whose first failure lies
-    /// past 95 %; 97 for the ranked ones, which fill to 98.5 % (five slots)
-    /// to 99 % (seven) at the first failure: bigger buckets, and their
-    /// well-mixed alternates.
-    pub(crate) const fn sizing_load_percent(self) -> u64 {
+    /// The highest load, in thousandths, the builder sizes a table of this
+    /// layout for: 940 for the plain and semi-sorted layouts, whose first
+    /// failure lies past 95 %; 970 for the ranked ones, which fill to 98.5 %
+    /// (five slots) to 99 % (seven) at the first failure: bigger buckets,
+    /// and their well-mixed alternates. A table sized for less holds fewer
+    /// fingerprints a bucket pair at its capacity: a lower rate for more
+    /// bits (see [`crate::builder`]).
+    pub(crate) const fn full_load(self) -> u32 {
         if self.is_ranked() {
-            97
+            970
         } else {
-            94
+            940
         }
     }
 
-    /// The load at which the builder takes this layout's rate bound: a
-    /// point above the load it is sized for (0.95 for the layouts sized for
-    /// 94 %).
-    pub(crate) fn rated_load(self) -> f64 {
-        (self.sizing_load_percent() + 1) as f64 / 100.0
+    /// The load at which the builder takes the rate bound of a table sized
+    /// for `load` thousandths: one percent above it (0.95 for a plain
+    /// layout's [`full_load`](Self::full_load)).
+    pub(crate) fn rated_load(load: u32) -> f64 {
+        f64::from(load + 10) / 1000.0
     }
 
-    /// Table memory per item at the sizing load, in bits: what the builder
-    /// minimises.
-    pub(crate) fn bits_per_item(self) -> f64 {
-        self.bits_per_slot() * 100.0 / self.sizing_load_percent() as f64
+    /// Table memory per item of a table sized for `load` thousandths, in
+    /// bits: what the builder minimises.
+    pub(crate) fn bits_per_item(self, load: u32) -> f64 {
+        self.bits_per_slot() * 1000.0 / f64::from(load)
     }
 
     /// The width of `bits` bits, if it is one of those offered

@@ -172,9 +172,9 @@
 //! # Fingerprint widths
 //!
 //! Longer fingerprints cost memory and buy fewer false positives. The default
-//! is 16 bits; [`Builder::false_positive_rate`] picks the layout with the
-//! fewest bits per item whose bound, one percent above the load it is sized
-//! for, meets the rate; [`Builder::fingerprint_bits`] forces
+//! is 16 bits; [`Builder::false_positive_rate`] picks the layout, and the
+//! load to size it for, with the fewest bits per item whose bound, one
+//! percent above that load, meets the rate; [`Builder::fingerprint_bits`] forces
 //! one ([`FingerprintBits`] lists them). Bits per item are
 //! [`memory_usage`](CuckooFilter::memory_usage) over the capacity, for a
 //! filter of two million items (side structures add a few KiB, which weigh
@@ -194,9 +194,10 @@
 //! | 21 | 22.9 | 5.4·10⁻⁶ | 25.2 |
 //! | 32 | 34.2 | 1.8·10⁻⁹ | 41.9 |
 //!
-//! A rate between two rows gets the row below, at its cost, while Bloom's
-//! cost follows the rate: so 10⁻⁶ costs 34.2 bits here and 28.7 in a Bloom
-//! filter. The semi-sorted layouts give the memory of 8 and 16 bits with
+//! A rate between two rows gets the row below at its cost, or the row above
+//! sized for a lower load where that costs less (5·10⁻⁴: ranked 5 sized
+//! for 80.9 %, 16.2 bits per item), while Bloom's cost follows the rate:
+//! so 10⁻⁶ costs 34.2 bits here and 28.7 in a Bloom filter. The semi-sorted layouts give the memory of 8 and 16 bits with
 //! about half their false positives, for slower lookups; the ranked ones
 //! pack five to seven fingerprints into a word and fill it to 97 %, and
 //! the builder takes them over 10 and 12 bits; `cargo run --release
@@ -282,7 +283,8 @@
 //! # Limits
 //!
 //! * A [`CuckooFilter`] holds about its [`capacity`](CuckooFilter::capacity)
-//!   (sized for 94 % load; inserts reach 95 % and more), then answers
+//!   (sized for 94 % load, 97 % in the ranked layouts, or less where a
+//!   rate asks it; inserts reach 95 % and more), then answers
 //!   [`InsertError::Full`].
 //! * Removing an item that was never inserted may remove another item that
 //!   shares its fingerprint and buckets (with the false-positive probability);

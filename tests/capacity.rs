@@ -106,7 +106,10 @@ fn the_builder_keeps_the_rate_it_promises_at_capacity() {
     // For rates across the bands, a filter built for a million items and
     // filled to its capacity answers absent items falsely at most at the
     // rate asked (plus three standard deviations of two million probes).
-    for rate in [0.03, 0.02, 0.01, 0.005, 0.003, 0.002, 0.001, 6e-4] {
+    // 5·10⁻⁴ and 5·10⁻⁵ get layouts sized below their full load.
+    for rate in [
+        0.03, 0.02, 0.01, 0.005, 0.003, 0.002, 0.001, 6e-4, 5e-4, 1e-4, 5e-5,
+    ] {
         let f = CuckooFilter::builder()
             .capacity(1_000_000)
             .false_positive_rate(rate)
@@ -124,6 +127,60 @@ fn the_builder_keeps_the_rate_it_promises_at_capacity() {
         let sigma = (rate / probes as f64).sqrt();
         eprintln!("{rate}: {:?}, {measured:.3e}", f.fingerprint_bits());
         assert!(measured <= rate + 3.0 * sigma, "{rate}: {measured}");
+    }
+}
+
+#[test]
+fn every_layout_sized_for_a_lower_load_keeps_its_rate_at_capacity() {
+    // A rate below a layout's bound at its full load sizes the layout for
+    // a lower load: the filter's capacity is then the items at that load,
+    // all of them fit, and the rate measured with the filter filled to its
+    // capacity is within the rate asked (plus three standard deviations of
+    // two million probes). The rates asked are each layout's bound at 0.80
+    // and 0.62, which size it for 790 and 610 thousandths.
+    for bits in FingerprintBits::ALL {
+        for (at, sized_for) in [(0.80, 0.79), (0.62, 0.61)] {
+            let rate = bits.false_positive_rate(at);
+            let f = CuckooFilter::builder()
+                .capacity(300_000)
+                .fingerprint_bits(bits)
+                .false_positive_rate(rate)
+                .seed(DEFAULT_SEED)
+                .build()
+                .unwrap();
+            let capacity = f.capacity();
+            assert!(
+                (300_000..300_100).contains(&capacity),
+                "{bits:?}: {capacity}"
+            );
+            let load = capacity as f64 / f.slots() as f64;
+            assert!(
+                load <= sized_for && load > sized_for - 0.005,
+                "{bits:?}: capacity {capacity} of {} slots",
+                f.slots()
+            );
+            for i in 0..capacity as u64 {
+                f.insert_hash(mix(i)).unwrap();
+            }
+            let probes = 2_000_000u64;
+            let hits = (0..probes)
+                .filter(|&i| f.contains_hash(mix(i + (1 << 62))))
+                .count();
+            let measured = hits as f64 / probes as f64;
+            let sigma = (rate / probes as f64).sqrt();
+            eprintln!("{bits:?} at {sized_for}: {measured:.3e} for {rate:.3e}");
+            assert!(
+                measured <= rate + 3.0 * sigma,
+                "{bits:?}: {measured} for {rate}"
+            );
+            // The bytes keep the load the table was sized for.
+            let bytes = f.to_bytes();
+            let g = CuckooFilter::from_bytes(&bytes).unwrap();
+            assert_eq!((g.capacity(), g.len()), (capacity, f.len()));
+            assert_eq!(g.to_bytes(), bytes);
+            let h = CuckooFilter::read_from(&bytes[..]).unwrap();
+            assert_eq!(h.capacity(), capacity);
+        }
     }
 }
 

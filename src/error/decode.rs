@@ -216,8 +216,17 @@ pub enum DecodeError {
         word: u64,
     },
     /// A version-2 header's reserved field (bytes 40 to 48, where version 1
-    /// records the item count) is not 0.
+    /// records the item count) is not 0, and the flags do not say it holds
+    /// the load the table was sized for.
     ReservedNotZero,
+    /// The load the header says the table was sized for (in thousandths,
+    /// bytes 40 to 48 with flag bit 0 set) is not one the builder sizes a
+    /// table of its layout for below the layout's own: 500 to 939, or to
+    /// 969 for the ranked layouts.
+    InvalidSizingLoad {
+        /// The load found, in thousandths.
+        load: u64,
+    },
     /// An entry of the moved list (a fingerprint that a snapshot of a live
     /// filter recorded after the table; see `docs/FORMAT.md`) names a bucket
     /// past the table's, or a fingerprint the width cannot hold (0 included).
@@ -321,6 +330,9 @@ impl fmt::Display for DecodeError {
             }
             DecodeError::ReservedNotZero => {
                 f.write_str("the header's reserved field (bytes 40 to 48) is not 0")
+            }
+            DecodeError::InvalidSizingLoad { load } => {
+                write!(f, "the table's sizing load, {load} thousandths, is not one of its layout's")
             }
             DecodeError::InvalidMovedEntry { index } => {
                 write!(f, "moved entry {index} names no bucket or fingerprint of the table")

@@ -206,7 +206,7 @@ fn write_chain<S: HasherIdentity, X: Write + ?Sized>(
         let mut out = Summed::new(out);
         out.write_all(&head)?;
         for t in tables {
-            write_table(t, id_of::<S>(), seed, &mut out)?;
+            write_table(t, id_of::<S>(), seed, 0, &mut out)?;
         }
         out.close().map(drop)
     })

@@ -7,11 +7,13 @@
 //!      8     2  format version (2; 1 is still read)
 //!     10     1  fingerprint bits (8, 9 or 17 = semi-sorted, 10, 12, 16, 21, 32)
 //!     11     1  slots per bucket (6 at 10 and 21 bits, 5 at 12, else 4)
-//!     12     4  flags (0)
+//!     12     4  flags (0, or bit 0: the table is sized for a lower load)
 //!     16     8  hasher id     (HasherIdentity::ID; 1 = DefaultHashBuilder)
 //!     24     8  hasher seed   (HasherIdentity::seed)
 //!     32     8  bucket count  (even, 2 to 2^32)
-//!     40     8  0 (version 1: the item count, and no moved list below)
+//!     40     8  0, or with flag bit 0 the load the table was sized for,
+//!               in thousandths (version 1: the item count, and no moved
+//!               list below)
 //!     48     8  table words W (= ceil(buckets · slots per bucket / s))
 //!     56   8·W  the table words, LE: s = floor(64 / bits) slots each (4 at
 //!               17 bits, 8 at 9), from bit 0 up, 0 = empty; bits outside
@@ -44,6 +46,7 @@ use super::{
     check_checksum, check_checksum_value, check_magic, check_version, Fields, HasherIdentity,
     Summed, CHECKSUM_LEN, TABLE_MAGIC, VERSION, VERSION_1,
 };
+use crate::builder::MIN_LOAD;
 use crate::error::DecodeError;
 use crate::fingerprint::{FingerprintBits, Width};
 use crate::hasher::DefaultHashBuilder;
@@ -58,7 +61,9 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// that [`from_bytes`](CuckooFilter::from_bytes) (or
     /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher)) loads on any
     /// platform. It records the fingerprint width, the bucket count, the
-    /// hasher's [identity](HasherIdentity), the item count and every slot; its
+    /// hasher's [identity](HasherIdentity), the load the table was sized for
+    /// (and so the [capacity](Self::capacity)), the item count and every
+    /// slot; its
     /// length is `76 + 8 · ceil(bucket_count · c / s)` bytes (and 8 more per
     /// entry of the moved list of a live filter's snapshot), `c` the
     /// [slots per bucket](FingerprintBits::slots_per_bucket) and `s` the
@@ -99,7 +104,12 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
-        encode(&self.table, id_of::<S>(), self.hasher.seed())
+        encode(
+            &self.table,
+            id_of::<S>(),
+            self.hasher.seed(),
+            self.sizing_field(),
+        )
     }
 
     /// Writes the filter to `writer` in [`to_bytes`](Self::to_bytes)'s
@@ -132,7 +142,8 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn write_to<X: Write>(&self, mut writer: X) -> io::Result<()> {
-        write_table(&self.table, id_of::<S>(), self.hasher.seed(), &mut writer)?;
+        let (id, seed) = (id_of::<S>(), self.hasher.seed());
+        write_table(&self.table, id, seed, self.sizing_field(), &mut writer)?;
         writer.flush()
     }
 
@@ -201,35 +212,40 @@ fn occupied<W: Width>(word: u64) -> u64 {
     u64::from(W::occupied_in(word))
 }
 
-/// The bytes of `table`, recording the hasher `hasher_id` with `seed`.
-pub(super) fn encode(table: &AnyTable, hasher_id: u64, seed: u64) -> Vec<u8> {
+/// The bytes of `table`, recording the hasher `hasher_id` with `seed` and
+/// the load it was sized for (`sizing`: 0 for its layout's full load).
+pub(super) fn encode(table: &AnyTable, hasher_id: u64, seed: u64, sizing: u64) -> Vec<u8> {
     let len = HEADER_LEN + TRAILER_LEN + CHECKSUM_LEN + 8 * table.word_count();
     let mut out = Vec::with_capacity(len);
     // A `Vec` takes every write.
-    write_table(table, hasher_id, seed, &mut out).expect("writing to a Vec");
+    write_table(table, hasher_id, seed, sizing, &mut out).expect("writing to a Vec");
     out
 }
 
 /// Writes `table`'s encoding to `out`, front to back, reading the table as a
 /// snapshot (see `table::snapshot`): the header, the words, then what the
 /// reading found (the moved list and the item count), then the checksum.
+/// `sizing` is the load the table was sized for, in thousandths, or 0 for
+/// its layout's full load (always, in a growable filter's chain).
 pub(super) fn write_table<X: Write + ?Sized>(
     table: &AnyTable,
     hasher_id: u64,
     seed: u64,
+    sizing: u64,
     out: &mut X,
 ) -> io::Result<()> {
-    dispatch!(table, t => write_table_of(t, hasher_id, seed, out))
+    dispatch!(table, t => write_table_of(t, hasher_id, seed, sizing, out))
 }
 
 fn write_table_of<W: Width, X: Write + ?Sized>(
     t: &Table<W>,
     hasher_id: u64,
     seed: u64,
+    sizing: u64,
     out: &mut X,
 ) -> io::Result<()> {
     let mut out = Summed::new(out);
-    out.write_all(&header::<W>(t, hasher_id, seed))?;
+    out.write_all(&header::<W>(t, hasher_id, seed, sizing))?;
     let mut bytes = Vec::new();
     let items = t.read_snapshot(|words| {
         bytes.resize(8 * words.len(), 0);
@@ -251,20 +267,26 @@ fn write_table_of<W: Width, X: Write + ?Sized>(
 /// the item count.
 const TRAILER_LEN: usize = 16;
 
-/// The header of `t`'s encoding (version 2: 0 where version 1 has the item
-/// count).
-fn header<W: Width>(t: &Table<W>, hasher_id: u64, seed: u64) -> [u8; HEADER_LEN] {
+/// The flag bit that says bytes 40 to 48 of a version-2 header hold the
+/// load, in thousandths, the table was sized for, below its layout's full
+/// load; without it they are 0 and the table was sized for that full load.
+const SIZED: u32 = 1;
+
+/// The header of `t`'s encoding (version 2: where version 1 has the item
+/// count, 0, or with the [`SIZED`] flag the load `sizing` if it is not 0).
+fn header<W: Width>(t: &Table<W>, hasher_id: u64, seed: u64, sizing: u64) -> [u8; HEADER_LEN] {
     let mut out = [0; HEADER_LEN];
+    let flags = if sizing == 0 { 0 } else { SIZED };
     let fields: [&[u8]; 10] = [
         &TABLE_MAGIC,
         &VERSION.to_le_bytes(),
         &[W::BITS as u8],
         &[W::SLOTS as u8],
-        &0u32.to_le_bytes(),
+        &flags.to_le_bytes(),
         &hasher_id.to_le_bytes(),
         &seed.to_le_bytes(),
         &t.buckets().to_le_bytes(),
-        &0u64.to_le_bytes(),
+        &sizing.to_le_bytes(),
         &(t.word_count() as u64).to_le_bytes(),
     ];
     let mut at = 0;
@@ -283,6 +305,8 @@ struct Parsed<'a> {
     seed: u64,
     buckets: u64,
     items: u64,
+    /// The load the table was sized for, in thousandths.
+    sized_for: u32,
     /// The table words' bytes.
     body: &'a [u8],
     /// The moved list's bytes (version 2; empty in version 1).
@@ -329,7 +353,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
         return Err(DecodeError::Truncated { expected, actual });
     };
     check_checksum(content, stored)?;
-    check_flags(&h)?;
+    let sized_for = check_flags(&h)?;
     let body = &content[HEADER_LEN..body_end];
     let (moved, items) = if h.version == VERSION_1 {
         (&[][..], h.items)
@@ -347,6 +371,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed<'_>, DecodeError> {
         seed: h.seed,
         buckets: h.buckets,
         items,
+        sized_for,
         body,
         moved,
     })
@@ -360,7 +385,8 @@ struct Header {
     hasher_id: u64,
     seed: u64,
     buckets: u64,
-    /// The item count in version 1; 0 (a reserved field) in version 2.
+    /// The item count in version 1; in version 2, 0 or (with the
+    /// [`SIZED`] flag) the load the table was sized for.
     items: u64,
     words: u64,
 }
@@ -412,15 +438,28 @@ fn check_header(header: &[u8; HEADER_LEN]) -> Result<Header, DecodeError> {
 }
 
 /// The checks that follow the checksum's: the flags, and in version 2 the
-/// reserved field.
-fn check_flags(h: &Header) -> Result<(), DecodeError> {
-    if h.flags != 0 {
+/// field at bytes 40 to 48 (0, or with the [`SIZED`] flag a load below the
+/// layout's full load and at least `MIN_LOAD`). Gives the load the table
+/// was sized for, in thousandths.
+fn check_flags(h: &Header) -> Result<u32, DecodeError> {
+    let known = if h.version == VERSION_1 { 0 } else { SIZED };
+    if h.flags & !known != 0 {
         return Err(DecodeError::UnsupportedFlags { flags: h.flags });
     }
-    if h.version != VERSION_1 && h.items != 0 {
-        return Err(DecodeError::ReservedNotZero);
+    let full = h.bits.full_load();
+    if h.version == VERSION_1 {
+        return Ok(full);
     }
-    Ok(())
+    if h.flags & SIZED == 0 {
+        return match h.items {
+            0 => Ok(full),
+            _ => Err(DecodeError::ReservedNotZero),
+        };
+    }
+    match u32::try_from(h.items) {
+        Ok(load) if (MIN_LOAD..full).contains(&load) => Ok(load),
+        _ => Err(DecodeError::InvalidSizingLoad { load: h.items }),
+    }
 }
 
 /// Bytes of the encoding with header `h` and `moved` entries in its moved
@@ -445,7 +484,11 @@ pub(super) fn decode<S>(
     let parsed = parse(bytes)?;
     let hasher = hasher(parsed.hasher_id, parsed.seed)?;
     let table = with_width!(parsed.bits, W, wrap => decode_table::<W>(&parsed).map(wrap))?;
-    Ok(CuckooFilter { table, hasher })
+    Ok(CuckooFilter {
+        table,
+        hasher,
+        sized_for: parsed.sized_for,
+    })
 }
 
 fn word_at(chunk: &[u8]) -> u64 {
@@ -623,7 +666,13 @@ pub(super) fn read_table<S, R: std::io::Read>(
         check_checksum_value(u32::from_le_bytes(stored), content_crc)?;
         // The caller's running checksum continues over this table's bytes.
         src.resume_crc(crc32c::crc32c_append(content_crc, &stored));
-        check_flags(&h)?;
+        let sized_for = check_flags(&h)?;
+        if version.is_some() && sized_for != h.bits.full_load() {
+            return Err(DecodeError::InvalidChain {
+                reason: "a table of a chain is sized for a load below its layout's",
+            }
+            .into());
+        }
         let hasher = hasher(h.hasher_id, h.seed)?;
         if let Some(fault) = fault {
             return Err(fault.into());
@@ -635,6 +684,7 @@ pub(super) fn read_table<S, R: std::io::Read>(
         Ok(CuckooFilter {
             table: wrap(table),
             hasher,
+            sized_for,
         })
     })
 }

@@ -412,9 +412,48 @@ fn each_error_names_what_is_wrong() {
         DecodeError::UnsupportedBucketSize { bits: 16, slots: 8 }
     );
     assert_eq!(
-        e(&with_field(&bytes, 12, &[1])),
-        DecodeError::UnsupportedFlags { flags: 1 }
+        e(&with_field(&bytes, 12, &[2])),
+        DecodeError::UnsupportedFlags { flags: 2 }
     );
+    // Flag bit 0: bytes 40 to 48 hold the load the table was sized for, in
+    // thousandths, from 500 to below the layout's full load (940 here).
+    let sized = |flags: u8, load: u64| {
+        with_field(&with_field(&bytes, 12, &[flags]), 40, &load.to_le_bytes())
+    };
+    for load in [0, 3, 499, 940, 970, 1 << 32] {
+        assert_eq!(
+            e(&sized(1, load)),
+            DecodeError::InvalidSizingLoad { load },
+            "{load}"
+        );
+    }
+    for load in [500, 809, 939] {
+        let g = decode(&sized(1, load)).unwrap();
+        assert!(g.capacity() <= f.capacity(), "{load}");
+        assert_eq!(g.to_bytes(), sized(1, load));
+    }
+    assert_eq!(
+        e(&sized(3, 809)),
+        DecodeError::UnsupportedFlags { flags: 3 }
+    );
+    // A growable filter's tables are sized for their layout's full load.
+    let chain = GrowableCuckooFilter::builder()
+        .initial_capacity(10)
+        .seed(DEFAULT_SEED)
+        .build()
+        .unwrap()
+        .to_bytes();
+    let end = chain.len() - 4;
+    let mut table = with_field(&chain[24..end], 12, &[1]);
+    table = with_field(&table, 40, &809u64.to_le_bytes());
+    let mut sized_chain = chain[..24].to_vec();
+    sized_chain.extend_from_slice(&table);
+    sized_chain.extend_from_slice(&[0; 4]);
+    fix_crc(&mut sized_chain);
+    assert!(matches!(
+        GrowableCuckooFilter::from_bytes(&sized_chain),
+        Err(DecodeError::InvalidChain { reason }) if reason.contains("sized for a load")
+    ));
     for buckets in [0u64, 3, (1 << 32) + 2, u64::MAX] {
         assert_eq!(
             e(&with_field(&bytes, 32, &buckets.to_le_bytes())),
