@@ -9,7 +9,8 @@
 //! - this crate: for each rate `ε`, the layout that
 //!   `builder().false_positive_rate(ε)` picks, at the memory a filter built
 //!   with `capacity(1_000_000)` reports (`memory_usage()`, per item of
-//!   capacity): a step, since widths come in whole layouts;
+//!   capacity): a step where a layout is sized for its full load, rising
+//!   where the builder sizes one for a lower load to meet the rate;
 //! - a Bloom filter with the optimal number of hash functions:
 //!   `log2(1/ε) / ln 2 ≈ 1.44 · log2(1/ε)` bits per item;
 //! - the cuckoo filter's bound for buckets of four at 95 % load,
@@ -77,7 +78,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("|---|---|--:|--:|");
     let mut i = 0;
     while i < ours.len() {
-        let Some((bits, b)) = ours[i].1 else {
+        let Some((bits, most)) = ours[i].1 else {
             i += 1;
             continue;
         };
@@ -86,8 +87,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             j += 1;
         }
         let (lo, hi) = (ours[i].0, ours[j].0);
+        // The rates rise with `i`: the most bits at the smallest rate
+        // (sized for the lowest load), the least at the largest.
+        let least = ours[j].1.map_or(most, |o| o.1);
+        let cost = if most > least {
+            format!("{least:.2} to {most:.2}")
+        } else {
+            format!("{least:.2}")
+        };
         println!(
-            "| {} | {lo:.1e} to {hi:.1e} | {b:.2} | {:.1} to {:.1} |",
+            "| {} | {lo:.1e} to {hi:.1e} | {cost} | {:.1} to {:.1} |",
             layout_name(bits),
             bloom(hi),
             bloom(lo)

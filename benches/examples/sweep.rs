@@ -1,6 +1,7 @@
 //! The bits sweep: for each false-positive rate asked, the layout the builder
-//! picks, the memory per item of a filter built for 10^6 items and filled to
-//! that capacity, and the rate measured there, beside an optimal Bloom
+//! picks, the load its capacity fills it to (the load it was sized for, less
+//! the slack of small tables), the memory per item of a filter built for
+//! 10^6 items and filled to that capacity, and the rate measured there, beside an optimal Bloom
 //! filter's bits at the rate asked (`1.44 · log2(1/ε)`).
 //!
 //! ```text
@@ -25,8 +26,8 @@ const RATES: [f64; 16] = [
 ];
 
 fn main() {
-    println!("| rate asked | layout | bits/item | measured rate | ÷ Bloom |");
-    println!("|--:|--|--:|--:|--:|");
+    println!("| rate asked | layout | load at capacity | bits/item | measured rate | ÷ Bloom |");
+    println!("|--:|--|--:|--:|--:|--:|");
     for rate in RATES {
         let f = CuckooFilter::builder()
             .capacity(ITEMS)
@@ -49,8 +50,9 @@ fn main() {
             "-".into()
         };
         println!(
-            "| {rate:.0e} | {} | {bits:.2} | {measured} | {:.2} |",
+            "| {rate:.0e} | {} | {:.1} % | {bits:.2} | {measured} | {:.2} |",
             benchmarks::long_name(f.fingerprint_bits()),
+            100.0 * n as f64 / f.slots() as f64,
             bits / bloom
         );
     }
