@@ -59,8 +59,11 @@
 //!    slots at load factor `α`
 //!    ([`FingerprintBits::false_positive_rate`]).
 //!
-//! Writers never wait for a snapshot, so a snapshot of a live filter is not
-//! an instant's image: an item inserted or removed meanwhile may be in it or
+//! Writers never wait for a snapshot, and a snapshot refuses no insert: an
+//! insert near full that finds no path because a snapshot is reading the
+//! table keeps its item in a small stash beside the table, which the
+//! snapshot saves and, once done, moves into the table. A snapshot of a live
+//! filter is not an instant's image: an item inserted or removed meanwhile may be in it or
 //! not, and an item whose relocation was under way at the instant the
 //! snapshot passed its buckets may be in it twice (the restored
 //! [`len`](CuckooFilter::len) then counts it twice). With no operation in

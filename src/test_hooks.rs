@@ -45,7 +45,8 @@ pub trait TableHooks {
     /// `(first bucket, second bucket, fingerprint)` of a hash.
     fn position(&self, hash: u64) -> (u64, u64, u32);
 
-    /// Every occupied slot as `(bucket, fingerprint)`, in bucket order; exact
+    /// Every occupied slot as `(bucket, fingerprint)`, and every entry of
+    /// the table's stash at its pair's lower bucket, in bucket order; exact
     /// when no operation is in flight.
     fn fingerprints(&self) -> Vec<(u64, u32)>;
 
@@ -58,6 +59,14 @@ pub trait TableHooks {
     /// insert it takes no path and does not choose the emptier bucket, so a
     /// model's set-up knows where each item lies.
     fn put_hash(&self, hash: u64) -> bool;
+
+    /// Puts the item of `hash` into the table's stash, where an insert puts
+    /// an item no path could place while a snapshot ran, and counts it.
+    fn stash_hash(&self, hash: u64);
+
+    /// Moves the stash's entries into the table where room can be made, as
+    /// a snapshot does when it ends.
+    fn drain_stash(&self);
 
     /// [`insert_hash_if_absent`](CuckooFilter::insert_hash_if_absent), calling
     /// `between` once it has put its copy, before it decides whether to keep
@@ -85,6 +94,14 @@ impl<S> TableHooks for CuckooFilter<S> {
 
     fn put_hash(&self, hash: u64) -> bool {
         self.table.put_hash(hash)
+    }
+
+    fn stash_hash(&self, hash: u64) {
+        self.table.stash_hash(hash)
+    }
+
+    fn drain_stash(&self) {
+        self.table.drain_stash()
     }
 
     fn copies(&self, hash: u64) -> usize {

@@ -9,7 +9,12 @@
 //!   front to one at or behind it;
 //! - removes take from the lower bucket of a pair first (the one the
 //!   snapshot reads first), so that a remove of a colliding item put behind
-//!   the front takes that item's copy, not the copy ahead of it.
+//!   the front takes that item's copy, not the copy ahead of it;
+//! - the stash (`src/table/stash.rs`): an insert whose searches left out
+//!   moves across a front and found no path puts its item there, and the
+//!   snapshot reads it as the chunk after the last, so no insert is refused
+//!   because a snapshot runs; a move out of the stash checks the fronts as a
+//!   relocation does.
 //!
 //! Every model snapshots on one thread while the other changes the table;
 //! once both are joined, the bytes are decoded and every item that was in the
@@ -33,13 +38,19 @@
 //! a plain word-by-word copy (no front registered) each fail both
 //! `relocation_into_a_bucket_read` models ("lost"); a remove that takes from
 //! its own first bucket first fails both `twin_insert_and_remove` models
-//! ("lost"). The fronts' Acquire load is not shown by any model: loom does
+//! ("lost"); an insert that reports `Full` instead of using the stash fails
+//! all four `relocation_*` models ("refused"); a move out of the stash that
+//! does not check the fronts fails both `snapshot_during_unstash` models
+//! ("lost"); a snapshot that reads the stash before the words fails both
+//! `twin_stashed_and_removed` models ("lost"). The fronts' Acquire load is not shown by any model: loom does
 //! not explore the load buffering that Relaxed would allow there.
 #![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
 
-use common::{assert_holds_exactly, check, filter, fps, one_step, prefill, race, Filter, Roles};
+use common::{
+    assert_holds_exactly, check, filter, fp, fps, one_step, prefill, race, Filter, Roles,
+};
 use lockfree_cuckoo_filter::test_hooks::TableHooks;
 use lockfree_cuckoo_filter::CuckooFilter;
 use loom::sync::Arc;
@@ -75,16 +86,16 @@ fn snapshot_during_relocation(from: u64, to: u64, roles: Roles) {
         let f = Arc::new(f);
         let (g, h) = (Arc::clone(&f), Arc::clone(&f));
         let (inserted, bytes) = race(roles, move || g.insert_hash(x), move || h.to_bytes());
-        // The held items, `x` if it went in, and one copy of a move under
-        // way as the front passed.
-        assert_snapshot_keeps(&bytes, &held, held.len() + 2);
+        // The held items, `x`, and a copy of each move under way as the
+        // front passed: the search has two (one out of each of `x`'s full
+        // buckets), and each may be made, undone and read in both buckets.
+        assert_snapshot_keeps(&bytes, &held, held.len() + 3);
 
+        // Near full, the front may rule out the only path: the item then
+        // goes into the stash, never refused because a snapshot ran.
+        inserted.expect("refused: an insert failed because a snapshot ran");
         let mut live = held;
-        // Near full, an insert may find no path while the snapshot's front
-        // rules moves out; if it fails it changes nothing.
-        if inserted.is_ok() {
-            live.push(x);
-        }
+        live.push(x);
         assert_holds_exactly(&f, &live);
     });
 }
@@ -243,4 +254,81 @@ fn clear_during_snapshot_racer_spawned() {
 #[test]
 fn clear_during_snapshot_roles_swapped() {
     clear_during_snapshot(Roles::RacerOnMain);
+}
+
+/// An item in the stash (an insert put it there while a snapshot ran) is
+/// moved into the table, into bucket 0, while a snapshot reads: to the front
+/// the stash is the chunk past the last, so a move from it into bucket 0
+/// after the snapshot read bucket 0 and before it read the stash would hide
+/// the item, unless the move is undone. The item must be in the snapshot,
+/// and the table must hold it once both are done (moved or not).
+fn snapshot_during_unstash(roles: Roles) {
+    check(move || {
+        let f = filter(4);
+        let x = f.hash_for(0, fp(&f, 0, 3, &[]));
+        f.stash_hash(x);
+        let held = vec![x];
+
+        let f = Arc::new(f);
+        let (g, h) = (Arc::clone(&f), Arc::clone(&f));
+        let ((), bytes) = race(roles, move || g.drain_stash(), move || h.to_bytes());
+        // The item, and a second copy of it if the move was under way as the
+        // front passed.
+        assert_snapshot_keeps(&bytes, &held, 2);
+        assert_holds_exactly(&f, &held);
+    });
+}
+
+#[test]
+fn snapshot_during_unstash_racer_spawned() {
+    snapshot_during_unstash(Roles::RacerSpawned);
+}
+
+#[test]
+fn snapshot_during_unstash_roles_swapped() {
+    snapshot_during_unstash(Roles::RacerOnMain);
+}
+
+/// Colliding items `k` and `twin` (one fingerprint, pair `{0, 3}`): `k`'s
+/// copy is in bucket 0; the twin goes into the stash (as an insert that
+/// found no path while a snapshot ran) and is removed again. The remove
+/// looks in the buckets before the stash, so it takes `k`'s copy from
+/// bucket 0 and leaves the twin's in the stash, which then stands for `k`:
+/// the snapshot must hold a copy, whether it read bucket 0 before the take
+/// or the stash after it. A snapshot that read the stash before the words
+/// would hold neither.
+fn twin_stashed_and_removed(roles: Roles) {
+    check(move || {
+        let f = filter(4);
+        let shared = fps(&f, 0, 3, 1, &[])[0];
+        let k = prefill(&f, 0, shared);
+        let twin = f.hash_for(3, shared);
+        assert_ne!(twin, k);
+
+        let f = Arc::new(f);
+        let (g, h) = (Arc::clone(&f), Arc::clone(&f));
+        let (removed, bytes) = race(
+            roles,
+            move || {
+                g.stash_hash(twin);
+                g.remove_hash(twin)
+            },
+            move || h.to_bytes(),
+        );
+        assert!(removed);
+        // `k`, and the twin's copy too if the snapshot read bucket 0 before
+        // the take and the stash after the put.
+        assert_snapshot_keeps(&bytes, &[k], 2);
+        assert_holds_exactly(&f, &[k]);
+    });
+}
+
+#[test]
+fn twin_stashed_and_removed_racer_spawned() {
+    twin_stashed_and_removed(Roles::RacerSpawned);
+}
+
+#[test]
+fn twin_stashed_and_removed_roles_swapped() {
+    twin_stashed_and_removed(Roles::RacerOnMain);
 }

@@ -228,16 +228,12 @@ pub enum DecodeError {
         load: u64,
     },
     /// An entry of the moved list (a fingerprint that a snapshot of a live
-    /// filter recorded after the table; see `docs/FORMAT.md`) names a bucket
-    /// past the table's, or a fingerprint the width cannot hold (0 included).
+    /// filter read in the table's stash; see `docs/FORMAT.md`) names a
+    /// bucket past the table's, a fingerprint the width cannot hold (0
+    /// included), or its pair's higher bucket, or comes before the entry
+    /// ahead of it in the order of (bucket, fingerprint).
     InvalidMovedEntry {
         /// Index of the first such entry in the list.
-        index: u64,
-    },
-    /// The table has no room for an entry of the moved list: its two buckets
-    /// are full, and no cuckoo path from them ends in an empty slot.
-    NoRoomForMovedEntry {
-        /// Index of the entry in the list.
         index: u64,
     },
     /// The allocator could not provide the table's memory.
@@ -335,10 +331,7 @@ impl fmt::Display for DecodeError {
                 write!(f, "the table's sizing load, {load} thousandths, is not one of its layout's")
             }
             DecodeError::InvalidMovedEntry { index } => {
-                write!(f, "moved entry {index} names no bucket or fingerprint of the table")
-            }
-            DecodeError::NoRoomForMovedEntry { index } => {
-                write!(f, "the table has no room for moved entry {index}")
+                write!(f, "moved entry {index} is not a bucket and fingerprint of the table in order")
             }
             DecodeError::AllocationFailed(e) => e.fmt(f),
         }

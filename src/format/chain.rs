@@ -126,7 +126,7 @@ impl<S: HasherIdentity> GrowableCuckooFilter<S> {
     /// before, or twice as earlier versions grew, of the width the
     /// false-positive budget gives it), checked as each table's header
     /// arrives; each table then costs at most 1.5 times its bytes plus about
-    /// 2.2 KB, and the summary of the older tables under 0.6 times the input
+    /// 2.5 KB, and the summary of the older tables under 0.6 times the input
     /// for a chain grown by four (2.7 for one that doubled; docs/FORMAT.md).
     ///
     /// ```

@@ -26,11 +26,12 @@
 //!      …     4  CRC-32C of every byte before it
 //! ```
 //!
-//! The moved list has room for fingerprints a snapshot holds beyond the
-//! words; this version writes it empty (relocations across a snapshot's
-//! front are undone, `table::front`), and the decoder puts any entries into
-//! the table as an insert would. With the count after the table, an
-//! encoding is written front to back in one pass, to any `Write`.
+//! The moved list holds the fingerprints a snapshot read in the table's
+//! stash (`table::stash`: items inserted while a snapshot ran that no path
+//! could place), as (a bucket of the pair, fingerprint); the decoder puts
+//! them into the table as an insert would, or back into the stash. With the
+//! count after the table, an encoding is written front to back in one pass,
+//! to any `Write`.
 //!
 //! Decoding checks every field against the others and against the input's
 //! length before it allocates anything, then the checksum, then the table's
@@ -50,7 +51,7 @@ use crate::builder::MIN_LOAD;
 use crate::error::DecodeError;
 use crate::fingerprint::{FingerprintBits, Width};
 use crate::hasher::DefaultHashBuilder;
-use crate::table::{self, dispatch, valid_bucket_count, with_width, AnyTable, Position, Table};
+use crate::table::{self, dispatch, valid_bucket_count, with_width, AnyTable, Table};
 use crate::CuckooFilter;
 
 /// Bytes before the table.
@@ -75,8 +76,11 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// `to_bytes` began, and that no `remove` or [`clear`](Self::clear) began
     /// to take before it returned, is in the filter decoded from the bytes,
     /// whatever other threads do meanwhile (relocations included). Nothing
-    /// waits: writers go on, and relocations that would carry an item across
-    /// the point the reading has reached are undone and made another way. An
+    /// waits: writers go on, relocations that would carry an item across
+    /// the point the reading has reached are undone and made another way,
+    /// and an insert that then finds no way keeps its item in a small stash
+    /// beside the table (written after it), so that no insert is refused
+    /// because a snapshot runs. An
     /// item inserted or removed meanwhile may be in the bytes or not (an item
     /// removed and inserted again, twice), and an item whose relocation was
     /// under way at the very instant the reading passed its buckets may be in
@@ -154,7 +158,7 @@ impl<S: HasherIdentity> CuckooFilter<S> {
     /// Any byte string gives a filter or a [`DecodeError`] that says what is
     /// wrong, never a panic; memory is allocated only once the input's length
     /// is known to match its header: at most 1.5 times that length (the table
-    /// and the counters beside it) plus about 2.2 KB (docs/FORMAT.md).
+    /// and the counters beside it) plus about 2.5 KB (docs/FORMAT.md).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, DefaultHashBuilder};
@@ -184,7 +188,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// Any byte string gives a filter or a [`DecodeError`] that says what is
     /// wrong, never a panic; memory is allocated only once the input's length
     /// is known to match its header: at most 1.5 times that length (the table
-    /// and the counters beside it) plus about 2.2 KB (docs/FORMAT.md). The
+    /// and the counters beside it) plus about 2.5 KB (docs/FORMAT.md). The
     /// restored filter answers every query as the saved one did.
     ///
     /// ```
@@ -247,18 +251,21 @@ fn write_table_of<W: Width, X: Write + ?Sized>(
     let mut out = Summed::new(out);
     out.write_all(&header::<W>(t, hasher_id, seed, sizing))?;
     let mut bytes = Vec::new();
-    let items = t.read_snapshot(|words| {
+    let reading = t.read_snapshot(|words| {
         bytes.resize(8 * words.len(), 0);
         for (b, w) in bytes.chunks_exact_mut(8).zip(words) {
             b.copy_from_slice(&w.to_le_bytes());
         }
         out.write_all(&bytes)
     })?;
-    // The moved list: empty, since relocations never carry an item behind a
-    // snapshot's front (they are undone instead, `table::front`).
-    let mut tail = Vec::with_capacity(TRAILER_LEN);
-    tail.extend_from_slice(&0u64.to_le_bytes());
-    tail.extend_from_slice(&items.to_le_bytes());
+    // The moved list: the stash's entries (`table::stash`).
+    let mut tail = Vec::with_capacity(TRAILER_LEN + 8 * reading.stashed.len());
+    tail.extend_from_slice(&(reading.stashed.len() as u64).to_le_bytes());
+    for &(bucket, fp) in &reading.stashed {
+        tail.extend_from_slice(&bucket.to_le_bytes());
+        tail.extend_from_slice(&fp.to_le_bytes());
+    }
+    tail.extend_from_slice(&reading.items.to_le_bytes());
     out.write_all(&tail)?;
     out.close().map(drop)
 }
@@ -515,12 +522,23 @@ fn word_fault<W: Width>(word: u64, at: u64) -> Option<DecodeError> {
 }
 
 /// `InvalidMovedEntry` for the first entry of `moved` that names no bucket of
-/// a table of `buckets`, or no fingerprint of width `W`.
+/// a table of `buckets`, or no fingerprint of width `W`, or is not as a
+/// writer writes it: naming its pair's lower bucket, after the entry before
+/// it in the order of (bucket, fingerprint). So a moved list has one form,
+/// and an input whose entries stay in the stash is written back as it was.
 fn check_moved<W: Width>(buckets: u64, moved: &[(u32, u32)]) -> Result<(), DecodeError> {
-    match moved
+    let valid = |&(bucket, fp): &(u32, u32)| {
+        let b = u64::from(bucket);
+        b < buckets
+            && fp != 0
+            && u64::from(fp) <= W::MAX
+            && b < table::alternate_in::<W>(buckets, b, fp)
+    };
+    let first_bad = moved
         .iter()
-        .position(|&(bucket, fp)| u64::from(bucket) >= buckets || fp == 0 || u64::from(fp) > W::MAX)
-    {
+        .enumerate()
+        .position(|(k, e)| !valid(e) || (k > 0 && moved[k - 1] > *e));
+    match first_bad {
         Some(index) => Err(DecodeError::InvalidMovedEntry {
             index: index as u64,
         }),
@@ -529,21 +547,10 @@ fn check_moved<W: Width>(buckets: u64, moved: &[(u32, u32)]) -> Result<(), Decod
 }
 
 /// Checks the recorded item count against the table's fingerprints and the
-/// moved list's, then puts the moved entries into the table as inserts
-/// would (each entry's bucket, else its alternate, else along a cuckoo
-/// path), in two passes:
-///
-/// 1. the entries whose pair holds no copy of their fingerprint when their
-///    turn comes: each may be an item the words do not hold, so each must
-///    find room (`NoRoomForMovedEntry` otherwise);
-/// 2. the others: most are a second copy of an item the snapshot saved
-///    twice (one that moved as the front passed, or moved back and forth
-///    while it read), some a colliding item's copy. Each is put where there
-///    is room; where there is none, it is left out (of the table and the
-///    count): its pair already answers every lookup of its fingerprint.
-///
-/// This version writes the list empty (see the module documentation); the
-/// passes are how any list a writer gives is read.
+/// moved list's, then puts each moved entry (an item a snapshot read in the
+/// table's stash, `table::stash`) into the table as an insert would (its
+/// bucket, else its alternate, else along a cuckoo path), or, where no room
+/// can be made, back into the stash.
 fn finish_table<W: Width>(
     table: &Table<W>,
     found: u64,
@@ -554,28 +561,8 @@ fn finish_table<W: Width>(
     if found != recorded {
         return Err(DecodeError::ItemCountMismatch { recorded, found });
     }
-    let position = |&(bucket, fp): &(u32, u32)| {
-        let bucket = u64::from(bucket);
-        Position {
-            i1: bucket,
-            i2: table.alternate(bucket, fp),
-            fp,
-        }
-    };
-    let mut held = Vec::new();
-    for (index, entry) in moved.iter().enumerate() {
-        let pos = position(entry);
-        if table.contains(pos) {
-            held.push(pos);
-        } else if !table.put_in_order(pos, true) {
-            return Err(DecodeError::NoRoomForMovedEntry {
-                index: index as u64,
-            });
-        }
-    }
-    for pos in held {
-        // Left out where there is no room: see above.
-        table.put_in_order(pos, true);
+    for &(bucket, fp) in moved {
+        table.put_stashed(u64::from(bucket), fp);
     }
     Ok(())
 }
@@ -908,7 +895,7 @@ mod tests {
                 .unwrap();
         }
         let pos = f.table.position(hash);
-        let entry = (pos.i2 as u32, pos.fp);
+        let entry = (pos.i1.min(pos.i2) as u32, pos.fp);
         let bytes = with_moved(&f, hash, &[entry]);
         for g in [
             CuckooFilter::from_bytes(&bytes).unwrap(),
@@ -922,8 +909,11 @@ mod tests {
         // The same entry twice: a second copy, counted.
         let twice = with_moved(&f, hash, &[entry, entry]);
         assert_eq!(CuckooFilter::from_bytes(&twice).unwrap().len(), f.len() + 1);
-        // An entry past the table, or with no fingerprint.
-        for bad in [(64, pos.fp), (0, 0), (1, 1 << 16)] {
+        // An entry past the table, with no fingerprint, naming its pair's
+        // higher bucket, or before the entry ahead of it.
+        let higher = (pos.i1.max(pos.i2) as u32, pos.fp);
+        let before = (entry.0, entry.1 - 1);
+        for bad in [(64, pos.fp), (0, 0), (1, 1 << 16), higher, before] {
             let bytes = with_moved(&f, hash, &[entry, bad]);
             let expected = DecodeError::InvalidMovedEntry { index: 1 };
             assert_eq!(CuckooFilter::from_bytes(&bytes).unwrap_err(), expected);
@@ -955,8 +945,9 @@ mod tests {
     }
 
     #[test]
-    fn a_moved_entry_with_no_room_is_refused() {
-        // Two buckets of four, full: a fifth fingerprint has nowhere to go.
+    fn moved_entries_with_no_room_go_to_the_stash() {
+        // Two buckets of four, full: a ninth fingerprint has no room in the
+        // table.
         let f =
             CuckooFilter::with_buckets(2, FingerprintBits::Bits16, DefaultHashBuilder::default())
                 .unwrap();
@@ -966,20 +957,41 @@ mod tests {
             i += 1;
         }
         let bytes = f.to_bytes();
-        let at = bytes.len() - TRAILER_LEN - CHECKSUM_LEN;
-        let mut out = bytes[..at].to_vec();
-        out.extend_from_slice(&1u64.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        out.extend_from_slice(&7u32.to_le_bytes());
-        out.extend_from_slice(&9u64.to_le_bytes());
-        let crc = crc32c::crc32c(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
-        let expected = DecodeError::NoRoomForMovedEntry { index: 0 };
-        assert_eq!(CuckooFilter::from_bytes(&out).unwrap_err(), expected);
-        match CuckooFilter::read_from(&out[..]) {
-            Err(ReadError::Decode(e)) => assert_eq!(e, expected),
-            other => panic!("{other:?}"),
+        let with_entries = |n: u64| {
+            let at = bytes.len() - TRAILER_LEN - CHECKSUM_LEN;
+            let mut out = bytes[..at].to_vec();
+            out.extend_from_slice(&n.to_le_bytes());
+            for _ in 0..n {
+                // The pair {0, 1}, named by its lower bucket.
+                out.extend_from_slice(&0u32.to_le_bytes());
+                out.extend_from_slice(&7u32.to_le_bytes());
+            }
+            out.extend_from_slice(&(8 + n).to_le_bytes());
+            let crc = crc32c::crc32c(&out);
+            out.extend_from_slice(&crc.to_le_bytes());
+            out
+        };
+        let stashed = with_entries(8);
+        let g = CuckooFilter::from_bytes(&stashed).unwrap();
+        assert_eq!(g.len(), 16);
+        let held = g.table.hash_for(1, 7);
+        assert!(g.contains_hash(held));
+        // Written again, the stash is the moved list: the same bytes.
+        assert_eq!(g.to_bytes(), stashed);
+        for _ in 0..8 {
+            assert!(g.remove_hash(held));
         }
+        assert!(!g.contains_hash(held));
+        assert_eq!(g.len(), 8);
+        // More than a line holds: the stash chains another.
+        let g = CuckooFilter::from_bytes(&with_entries(20)).unwrap();
+        assert_eq!(g.len(), 28);
+        assert_eq!(
+            CuckooFilter::read_from(&with_entries(20)[..])
+                .unwrap()
+                .len(),
+            28
+        );
     }
 
     #[test]

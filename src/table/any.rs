@@ -318,10 +318,26 @@ impl AnyTable {
         dispatch!(self, t => t.put_in_order(t.position(hash), false))
     }
 
-    /// Every occupied slot as `(bucket, fingerprint)`; exact when quiescent.
+    /// Puts the item of `hash` into the stash and counts it (see
+    /// [`crate::test_hooks::TableHooks::stash_hash`]).
+    pub(crate) fn stash_hash(&self, hash: u64) {
+        dispatch!(self, t => t.stash_position(t.position(hash)))
+    }
+
+    /// Moves the stash's entries into the table where room can be made.
+    pub(crate) fn drain_stash(&self) {
+        dispatch!(self, t => t.drain_stash())
+    }
+
+    /// Every occupied slot, and every stash entry at its pair's lower
+    /// bucket, as `(bucket, fingerprint)` in bucket order; exact when
+    /// quiescent.
     pub(crate) fn fingerprints(&self) -> Vec<(u64, u32)> {
         let mut all = Vec::new();
         dispatch!(self, t => t.for_each_fingerprint(|b, fp| all.push((b, fp))));
+        // The stash's entries come last; a stable sort keeps each bucket's
+        // slots in order.
+        all.sort_by_key(|&(b, _)| b);
         all
     }
 }

@@ -180,7 +180,11 @@ impl<W: Width> Table<W> {
         for (k, answer) in out.iter_mut().enumerate().take(GROUP) {
             self.request::<FAR>(ahead, k);
             let (hit, snapshot) = self.look(group.position(k));
-            settled &= hit | snapshot.unchanged();
+            // The stash's count between the bucket loads and the counter's,
+            // as in `contains`: a miss while it holds anything is searched
+            // again, the stash with it.
+            let unstashed = self.stash.is_empty();
+            settled &= hit | (unstashed & snapshot.unchanged());
             *answer = hit;
         }
         if !settled {

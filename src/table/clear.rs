@@ -84,8 +84,14 @@ impl<W: Width> Table<W> {
                 again.push(index);
             }
         }
+        // The stash's entries like the words' fingerprints (see `stash`).
+        let (n, kept) = self.sweep_stash();
+        taken += n;
         for index in again {
             taken += self.sweep_word(index).0;
+        }
+        if kept {
+            taken += self.sweep_stash().0;
         }
         self.count.sub(0, taken);
     }
@@ -160,6 +166,19 @@ impl<W: Width> Table<W> {
                 Err(now) => word = now,
             }
         }
+    }
+
+    /// Takes the stash's entries, except those whose pair's stripe has an
+    /// operation in flight (asked after each entry's Acquire load, as for a
+    /// word). Returns how many it took and whether it kept any.
+    fn sweep_stash(&self) -> (usize, bool) {
+        if self.stash.is_empty() {
+            return (0, false);
+        }
+        self.stash.sweep(|lower, fp| {
+            let alternate = self.alternate(lower, fp);
+            self.relocations.stripe(lower, alternate).busy()
+        })
     }
 
     /// The lanes of `word` (word `index`) to keep: all bits of each occupied

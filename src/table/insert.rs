@@ -49,7 +49,7 @@
 //! so a concurrent `clear` leaves its uncounted copy alone (see
 //! [`super::clear`]).
 
-use super::path::{self, RootPut};
+use super::path::{self, NoPath, RootPut};
 use super::relocation::Snapshot;
 use super::{Full, Position, Reach, Table, FAILURE, SUCCESS};
 use crate::fingerprint::Width;
@@ -101,7 +101,29 @@ impl<W: Width> Table<W> {
             if emptier_second { [b, a] } else { [a, b] };
         self.put_expecting(first, seen_first, pos.fp)
             || self.put_expecting(second, seen_second, pos.fp)
-            || path::insert(self, pos, Some([a.1, b.1]))
+            || self.stash_unless_full(path::insert(self, pos, Some([a.1, b.1])), pos)
+    }
+
+    /// What an insert does with the outcome of its path searches: done if
+    /// one placed the item; if none did but one left out moves across a
+    /// snapshot's front, which may have been the only way, the item goes
+    /// into the stash (see [`super::stash`]); if every search saw the whole
+    /// table, the table is full. So the stash is no extra capacity, only what
+    /// keeps a snapshot from refusing inserts.
+    #[inline(always)]
+    fn stash_unless_full(&self, found: Result<(), NoPath>, pos: Position) -> bool {
+        match found {
+            Ok(()) => true,
+            Err(NoPath::Fronts) => self.stash_new(pos),
+            Err(NoPath::Full) => false,
+        }
+    }
+
+    /// Puts the fingerprint of `pos` into the stash.
+    #[cold]
+    fn stash_new(&self, pos: Position) -> bool {
+        self.stash.put(pos.i1.min(pos.i2), pos.fp);
+        true
     }
 
     /// Inserts an item at `pos`. On `Err` the table holds the same multiset of
@@ -168,9 +190,16 @@ impl<W: Width> Table<W> {
                 PutAbsent::Present => return Ok(false),
                 PutAbsent::Full => {
                     match path::insert_with(self, pos, None, |root| self.put_root(pos, root)) {
-                        Some(RootPut::Put) => true,
-                        Some(RootPut::Present) => return Ok(false),
-                        Some(RootPut::Full) | None => false,
+                        Ok(RootPut::Put) => true,
+                        Ok(RootPut::Present) => return Ok(false),
+                        Ok(RootPut::Full) | Err(NoPath::Full) => false,
+                        // The stash, as for `insert`, unless it holds a copy.
+                        Err(NoPath::Fronts) => {
+                            if self.stash_holds(pos) {
+                                return Ok(false);
+                            }
+                            self.stash_new(pos)
+                        }
                     }
                 }
             },
@@ -283,7 +312,7 @@ impl<W: Width> Table<W> {
     pub(crate) fn put_in_order(&self, pos: Position, search: bool) -> bool {
         let put = self.put(pos.i1, pos.fp)
             || self.put(pos.i2, pos.fp)
-            || (search && path::insert(self, pos, None));
+            || (search && path::insert(self, pos, None).is_ok());
         if put {
             self.count.increment(pos.i1);
         }

@@ -15,13 +15,16 @@
 //! number of live items with that pair and fingerprint plus the number of
 //! movers between their copy and their clear. Copies of one fingerprint in one
 //! pair are interchangeable, so it does not matter which copy a remove takes.
+//! A pair's entries in the [`stash`] are copies of it like those in its
+//! buckets.
 //!
 //! This module is the table core: layout and addressing, the single-bucket
 //! steps, lookups, removes and relocation. Beside it: [`path`] (the cuckoo path
 //! search, built on those steps) and [`insert`] (which uses it), [`relocation`]
 //! (the counters that validate lookups and removes), [`count`] (the item
 //! count), [`memory`] (allocation, prefetching, huge pages), [`any`] (a table
-//! of a width chosen at run time) and [`batch`] (pipelined lookups).
+//! of a width chosen at run time), [`batch`] (pipelined lookups), and
+//! [`snapshot`], [`front`] and [`stash`] (reading a live table).
 
 mod any;
 mod batch;
@@ -34,6 +37,7 @@ mod memory;
 mod path;
 mod relocation;
 mod snapshot;
+mod stash;
 mod walk;
 
 use std::marker::PhantomData;
@@ -46,6 +50,7 @@ use front::Fronts;
 use memory::{prefetch, zeroed_blocks, Block};
 pub(crate) use memory::{prefetch_line, Reach};
 use relocation::{RelocationCounters, Snapshot};
+use stash::Stash;
 
 pub(crate) use any::{dispatch, with_width, AnyTable, Variant};
 
@@ -113,6 +118,28 @@ impl Locus {
 /// one-word bucket stays 0 and is never looked at).
 pub(crate) type BucketWords = [u64; 2];
 
+/// [`Table::alternate`] for a table of `buckets` buckets of width `W`
+/// (the decoder checks moved entries with it before it allocates a table).
+#[inline(always)]
+pub(crate) fn alternate_in<W: Width>(buckets: u64, bucket: u64, fp: u32) -> u64 {
+    let mut x = u64::from(fp).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    if W::MIXED_ALTERNATE {
+        x = (x ^ (x >> 32)).wrapping_mul(0xd6e8_feb8_6659_fd93);
+    }
+    let x = x >> 32;
+    // `x < 2^32` and `buckets <= 2^32`: the product fits.
+    let odd = ((x * buckets) >> 32) | 1;
+    let (d, borrow) = odd.overflowing_sub(bucket);
+    // Both values computed, then one chosen: a select, one instruction
+    // fewer per batched lookup than adding a selected `n` or 0.
+    let wrapped = d.wrapping_add(buckets);
+    if borrow {
+        wrapped
+    } else {
+        d
+    }
+}
+
 /// A table of `buckets` buckets of fingerprints of width `W`.
 pub(crate) struct Table<W: Width> {
     blocks: Box<[Block]>,
@@ -123,6 +150,8 @@ pub(crate) struct Table<W: Width> {
     /// A snapshot's front moves a chunk of `1 << front_shift` words at a
     /// time (see [`snapshot`]).
     front_shift: u32,
+    /// Items an insert could not place while a snapshot ran (see [`stash`]).
+    stash: Stash,
     count: ItemCount,
     width: PhantomData<W>,
 }
@@ -148,6 +177,7 @@ impl<W: Width> Table<W> {
             front_shift: snapshot::chunk_shift::<W>(Self::words_for(buckets), relocations.len()),
             relocations,
             fronts: Fronts::new(),
+            stash: Stash::new(buckets),
             count: ItemCount::new(buckets),
             width: PhantomData,
         }
@@ -182,6 +212,7 @@ impl<W: Width> Table<W> {
         std::mem::size_of_val(&*self.blocks)
             + self.relocations.memory_usage()
             + self.fronts.memory_usage()
+            + self.stash.memory_usage()
             + self.count.memory_usage()
     }
 
@@ -228,22 +259,7 @@ impl<W: Width> Table<W> {
     /// `alternate_is_the_twin_reflection` compares the two).
     #[inline(always)]
     pub(crate) fn alternate(&self, bucket: u64, fp: u32) -> u64 {
-        let mut x = u64::from(fp).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        if W::MIXED_ALTERNATE {
-            x = (x ^ (x >> 32)).wrapping_mul(0xd6e8_feb8_6659_fd93);
-        }
-        let x = x >> 32;
-        // `x < 2^32` and `buckets <= 2^32`: the product fits.
-        let odd = ((x * self.buckets) >> 32) | 1;
-        let (d, borrow) = odd.overflowing_sub(bucket);
-        // Both values computed, then one chosen: a select, one instruction
-        // fewer per batched lookup than adding a selected `n` or 0.
-        let wrapped = d.wrapping_add(self.buckets);
-        if borrow {
-            wrapped
-        } else {
-            d
-        }
+        alternate_in::<W>(self.buckets, bucket, fp)
     }
 
     #[inline(always)]
@@ -497,11 +513,40 @@ impl<W: Width> Table<W> {
         // first, which is predicted. (A hit with some `matches - 1` bits in
         // common with the drift also searches again; that needs the counter
         // to have moved, and the search answers at once.)
-        let unsettled = snapshot.drift() & u64::from(matches).wrapping_sub(1);
+        //
+        // A miss also searches again, the stash with it, while the stash
+        // holds anything: that load after the bucket loads and before the
+        // counter's, as [`stash`] explains.
+        let stashed = u64::from(!self.stash.is_empty());
+        let unsettled = (snapshot.drift() | stashed) & u64::from(matches).wrapping_sub(1);
         if unsettled != 0 {
-            return self.contains_again(pos.i1, pos.i2, pos.fp);
+            return self.contains_unsettled(pos.i1, pos.i2, pos.fp, matches, snapshot);
         }
         matches != 0
+    }
+
+    /// [`Self::contains`] when its look is not settled by the arithmetic
+    /// above: a hit (whose `matches - 1` met the drift or the stash's flag),
+    /// or a miss while the stash held something or the counter moved. A
+    /// miss looks at the stash's line, then validates the whole look (after
+    /// the line's loads), then, if the counter moved, searches again.
+    #[cold]
+    #[inline(never)]
+    fn contains_unsettled(
+        &self,
+        i1: u64,
+        i2: u64,
+        fp: u32,
+        matches: u32,
+        snapshot: Snapshot<'_>,
+    ) -> bool {
+        if matches != 0 {
+            return true;
+        }
+        if self.stash_holds(Position { i1, i2, fp }) {
+            return true;
+        }
+        snapshot.drift() != 0 && self.contains_again(i1, i2, fp)
     }
 
     /// [`Self::contains`] of a 64-bit hash, not inlined: each width's
@@ -513,8 +558,9 @@ impl<W: Width> Table<W> {
         self.contains(self.position(hash))
     }
 
-    /// [`Self::contains`] after a miss during which the pair's counter moved:
-    /// search again until a search is validated.
+    /// [`Self::contains`] after a miss during which the pair's counter moved,
+    /// or while the stash held something: search again, the stash too, until
+    /// a search is validated.
     ///
     /// Takes the position's fields one by one: a `Position` argument is
     /// passed through memory, and the hot path would store it on every call.
@@ -524,13 +570,22 @@ impl<W: Width> Table<W> {
         let pos = Position { i1, i2, fp };
         loop {
             let (hit, snapshot) = self.look(pos);
-            if hit {
+            if hit || self.stash_holds(pos) {
                 return true;
             }
             if snapshot.unchanged() {
                 return false;
             }
         }
+    }
+
+    /// Whether the stash holds the fingerprint of `pos` for its pair: its
+    /// count loaded first (Acquire), then, unless zero, the pair's line. A
+    /// search's last look, after its buckets and before its validation (see
+    /// [`stash`]).
+    #[inline]
+    fn stash_holds(&self, pos: Position) -> bool {
+        !self.stash.is_empty() && self.stash.holds(pos.i1.min(pos.i2), pos.fp)
     }
 
     /// One look for the fingerprint of `pos`: the pair's counter read, then
@@ -562,7 +617,8 @@ impl<W: Width> Table<W> {
     /// item into one bucket plus this take from the other would be a move that
     /// no lookup can see (see [`relocation`], "unannounced moves").
     ///
-    /// It takes from the pair's lower-numbered bucket when both hold a copy:
+    /// It takes from the pair's lower-numbered bucket when both hold a copy,
+    /// and from the stash (see [`stash`]) only when neither does:
     /// the bucket a snapshot reads first. A copy that a snapshot did not
     /// save (put after the snapshot read its bucket) is then taken before a
     /// saved or unread one, so a remove of an item inserted during a snapshot
@@ -576,7 +632,11 @@ impl<W: Width> Table<W> {
         self.prefetch_bucket(second, Reach::Next);
         let mut snapshot = Snapshot::announce(counter);
         loop {
-            if self.take(first, pos.fp) || self.take(second, pos.fp) {
+            // The stash last: to a snapshot it lies past every bucket.
+            if self.take(first, pos.fp)
+                || self.take(second, pos.fp)
+                || (!self.stash.is_empty() && self.stash.take(first, pos.fp))
+            {
                 return true;
             }
             if snapshot.unchanged() {

@@ -92,7 +92,11 @@ thread_local! {
 /// `roots`: the words of the item's two buckets, as the caller read them,
 /// if it did; the first search starts from those instead of reading
 /// the buckets again.
-pub(crate) fn insert<W: Width>(table: &Table<W>, pos: Position, roots: Option<Roots>) -> bool {
+pub(crate) fn insert<W: Width>(
+    table: &Table<W>,
+    pos: Position,
+    roots: Option<Roots>,
+) -> Result<(), NoPath> {
     let put = |root: u64| {
         if table.put(root, pos.fp) {
             RootPut::Put
@@ -100,7 +104,18 @@ pub(crate) fn insert<W: Width>(table: &Table<W>, pos: Position, roots: Option<Ro
             RootPut::Full
         }
     };
-    insert_with(table, pos, roots, put) == Some(RootPut::Put)
+    insert_with(table, pos, roots, put).map(drop)
+}
+
+/// Why [`insert_with`] found no path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NoPath {
+    /// Every search saw the whole table: as far as they could tell, no
+    /// path ends in an empty slot.
+    Full,
+    /// Some search left out moves across a snapshot's front: a path may
+    /// have existed that a snapshot kept it from taking.
+    Fronts,
 }
 
 /// The words of an item's two buckets (its first, then its second), as
@@ -121,28 +136,36 @@ pub(crate) enum RootPut {
 
 /// [`insert`] with the final put of each path done by `put(root)`: `Put` or
 /// `Present` ends the insert with that answer, `Full` (the table changed)
-/// searches again. `None` once `FRUITLESS_SEARCHES` searches in a row found no
-/// path.
+/// searches again. An error once `FRUITLESS_SEARCHES` searches in a row found
+/// no path: [`NoPath::Fronts`] if any search of this insert left out moves
+/// across a snapshot's front.
 pub(crate) fn insert_with<W: Width>(
     table: &Table<W>,
     pos: Position,
     mut roots: Option<Roots>,
     put: impl Fn(u64) -> RootPut,
-) -> Option<RootPut> {
+) -> Result<RootPut, NoPath> {
     let mut fruitless = 0;
+    let mut restricted = false;
     loop {
-        match search(table, pos, roots.take()) {
+        let (found, fronts) = search(table, pos, roots.take());
+        restricted |= fronts;
+        match found {
             Some(path) => {
                 match apply(table, &path, &put) {
                     Some(RootPut::Full) | None => {}
-                    done => return done,
+                    Some(done) => return Ok(done),
                 }
                 fruitless = 0;
             }
             None => {
                 fruitless += 1;
                 if fruitless == FRUITLESS_SEARCHES {
-                    return None;
+                    return Err(if restricted {
+                        NoPath::Fronts
+                    } else {
+                        NoPath::Full
+                    });
                 }
             }
         }
@@ -162,18 +185,21 @@ pub(crate) fn insert_with<W: Width>(
 ///
 /// `roots`, if given, are the words of the two buckets of `pos` as the
 /// caller read them: the search takes them as its reads of those.
+///
+/// Also returns whether a snapshot was under way when it began (its moves
+/// then kept their side of the fronts).
 pub(crate) fn search<W: Width>(
     table: &Table<W>,
     pos: Position,
     roots: Option<Roots>,
-) -> Option<Path> {
+) -> (Option<Path>, bool) {
     let mut nodes = NODES.try_with(Cell::take).unwrap_or_default();
     let fronts = table.front_view();
     nodes.clear();
     let path = search_in(table, pos, roots, &fronts, &mut nodes);
     // Dropped instead if the thread's cell is gone.
     let _ = NODES.try_with(|cell| cell.set(nodes));
-    path
+    (path, !fronts.is_empty())
 }
 
 /// Nodes the search keeps queued, requested from memory, ahead of the one
@@ -357,7 +383,9 @@ mod tests {
                 fp += 1;
             }
         }
-        let path = search(&t, pos, None).expect("plenty of room one step away");
+        let path = search(&t, pos, None)
+            .0
+            .expect("plenty of room one step away");
         assert_eq!(path.steps().len(), 1);
         let put = |root| {
             if t.put(root, pos.fp) {
@@ -458,7 +486,7 @@ mod tests {
             for _ in 0..20 {
                 let pos = t.position(next());
                 let fewest = fewest_steps(&t, pos);
-                let found = search(&t, pos, None).map(|p| p.steps().len());
+                let found = search(&t, pos, None).0.map(|p| p.steps().len());
                 if fewest.is_some_and(|n| n <= 4) {
                     assert_eq!(found, fewest, "search from {pos:?}");
                     lengths[fewest.unwrap()] += 1;

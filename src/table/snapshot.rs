@@ -23,16 +23,19 @@
 //! move backward across the front is undone, and the insert that made it
 //! searches for another path; the search leaves every move across the front
 //! out to begin with, so an undo needs the front to reach a bucket of the
-//! move while the move is under way. Near full, an insert has fewer paths while a snapshot
-//! runs, and may report the table full where it would otherwise have found
-//! room. No writer waits for a snapshot, and a snapshot waits for no one: it
-//! reads each word once.
+//! move while the move is under way. Near full, an insert then has fewer
+//! paths, and one that finds none while a snapshot runs puts its item into
+//! the table's stash ([`stash`]), which the reading reads after the last
+//! chunk and, once done, moves back into the table: no insert is refused
+//! because a snapshot runs. No writer waits for a snapshot, and a snapshot
+//! waits for no one: it reads each word once.
 //!
 //! **What it costs the reading.** Per chunk, one store and one bump of each
 //! relocation stripe (at most 256): for a table of 4096 chunks or more, about
 //! a million bumps, against reading the table once.
 //!
 //! [`front`]: super::front
+//! [`stash`]: super::stash
 
 use super::front::{may_complete, View};
 use super::Table;
@@ -74,7 +77,7 @@ pub(crate) fn chunk_shift<W: Width>(words: u64, stripes: usize) -> u32 {
 impl<W: Width> Table<W> {
     /// The chunk of the snapshot front that bucket `bucket` lies in.
     #[inline]
-    fn chunk_of(&self, bucket: u64) -> u64 {
+    pub(super) fn chunk_of(&self, bucket: u64) -> u64 {
         (self.locus(bucket).first as u64) >> self.front_shift
     }
 
@@ -103,13 +106,14 @@ impl<W: Width> Table<W> {
     }
 
     /// Reads the table's words in order for a snapshot, handing them to
-    /// `sink` a piece at a time, and returns the number of fingerprints read
-    /// (see the module documentation for what the words hold). Stops at the
-    /// first error `sink` returns.
+    /// `sink` a piece at a time, then the stash (see the module
+    /// documentation for what they hold). Stops at the first error `sink`
+    /// returns. Once done, moves what the stash holds back into the table
+    /// where room can be made ([`Self::drain_stash`]).
     pub(crate) fn read_snapshot<E>(
         &self,
         mut sink: impl FnMut(&[u64]) -> Result<(), E>,
-    ) -> Result<u64, E> {
+    ) -> Result<Reading, E> {
         let words = self.word_count();
         let chunk = 1usize << self.front_shift;
         let mut piece = Vec::with_capacity(chunk.min(PIECE).min(words));
@@ -130,8 +134,34 @@ impl<W: Width> Table<W> {
                 sink(&piece)?;
             }
         }
-        Ok(items)
+        // The stash, as the chunk after the last.
+        front.advance(self.stash_chunk());
+        self.relocations.advance_all();
+        let mut stashed = Vec::new();
+        self.stash.visit(
+            |cell| cell.load(Ordering::Acquire),
+            |lower, fp| {
+                // Below 2^32: see `stash`.
+                stashed.push((lower as u32, fp));
+            },
+        );
+        drop(front);
+        // In the format's order (docs/FORMAT.md).
+        stashed.sort_unstable();
+        self.drain_stash();
+        Ok(Reading {
+            items: items + stashed.len() as u64,
+            stashed,
+        })
     }
+}
+
+/// What [`Table::read_snapshot`] read besides the words.
+pub(crate) struct Reading {
+    /// Fingerprints read: in the words, and in the stash.
+    pub(crate) items: u64,
+    /// The stash's entries as (lower bucket of the pair, fingerprint).
+    pub(crate) stashed: Vec<(u32, u32)>,
 }
 
 #[cfg(all(test, not(lockfree_cuckoo_filter_loom)))]
@@ -161,14 +191,14 @@ mod tests {
                 .unwrap();
         }
         let mut read = Vec::new();
-        let items = t
+        let reading = t
             .read_snapshot(|piece| {
                 read.extend_from_slice(piece);
                 Ok::<(), ()>(())
             })
             .unwrap();
         assert_eq!(read, t.words().collect::<Vec<_>>());
-        assert_eq!(items, 5000);
+        assert_eq!((reading.items, reading.stashed.len()), (5000, 0));
         assert!(t.move_may_complete(0, 1 << 13));
     }
 }

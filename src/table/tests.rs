@@ -138,7 +138,7 @@ fn buckets_lie_in_whole_words<W: Width>() {
         }
         assert_eq!(
             t.memory_usage() - size_of_val(&*t.blocks),
-            t.relocations.memory_usage() + t.count.memory_usage()
+            t.relocations.memory_usage() + t.stash.memory_usage() + t.count.memory_usage()
         );
         assert_eq!(
             size_of_val(&*t.blocks) as u64,

@@ -19,7 +19,8 @@ impl<W: Width> Table<W> {
         (0..self.word_count()).map(|i| self.word(i).load(Ordering::Acquire))
     }
 
-    /// Calls `f(bucket, fingerprint)` for every occupied slot, as
+    /// Calls `f(bucket, fingerprint)` for every occupied slot and stash
+    /// entry, as
     /// [`Self::for_each_fingerprint`], and returns whether the reading may be
     /// believed: that no fingerprint moved and none was taken while it read.
     /// Then every fingerprint the table held throughout was passed to `f` at
@@ -48,14 +49,16 @@ impl<W: Width> Table<W> {
         self.relocations.counts_are(&before)
     }
 
-    /// Calls `f(bucket, fingerprint)` for every occupied slot. Exact only when
+    /// Calls `f(bucket, fingerprint)` for every occupied slot and stash
+    /// entry. Exact only when
     /// no operation is in flight.
     pub(crate) fn for_each_fingerprint(&self, f: impl FnMut(u64, u32)) {
         self.visit_fingerprints(|cell| cell.load(Ordering::Acquire), f);
     }
 
     /// Calls `f(bucket, fingerprint)` for every occupied slot, bucket by
-    /// bucket, each word read by `read`.
+    /// bucket, then for every entry of the stash (at its pair's lower
+    /// bucket), each word read by `read`.
     fn visit_fingerprints(&self, read: impl Fn(&AtomicU64) -> u64, mut f: impl FnMut(u64, u32)) {
         for bucket in 0..self.buckets {
             let words = self.read_bucket(bucket, &read);
@@ -65,5 +68,6 @@ impl<W: Width> Table<W> {
                 }
             }
         }
+        self.stash.visit(read, f);
     }
 }

@@ -52,8 +52,11 @@
 //! **Writers' throughput and refusals.** The snapshot thread waits through
 //! the first fifth of the run (at most 2 s); the writers' rate then is
 //! reported beside their rate while snapshots run, and so are the inserts
-//! refused (`Full`) in each phase: near full, a snapshot leaves an insert
-//! fewer paths (moves across its front are undone).
+//! refused (`Full`) in each phase. Near full, a snapshot leaves an insert
+//! fewer paths (moves across its front are left out), and an insert that
+//! finds none puts its item into the table's stash instead: the run fails
+//! if more inserts are refused while snapshots run than before (none, if
+//! none were before; at most twice the rate otherwise).
 //!
 //! With `--growable`, the filter is a `GrowableCuckooFilter` starting at
 //! capacity/1024 and the writers only insert (see `growable.rs` for why no
@@ -323,8 +326,17 @@ pub(crate) fn run(cfg: &Config) -> bool {
         if !cfg.quiet {
             eprintln!("prefill: {:.2} s", prefill.elapsed().as_secs_f64());
         }
+        // The writers stop when the snapshots do, even if the snapshot
+        // thread panics (else the scope would wait for them forever).
+        struct StopOnDrop<'a>(&'a AtomicBool);
+        impl Drop for StopOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, SeqCst);
+            }
+        }
+        let stop = StopOnDrop(&shared.stop);
         let stats = snapshotter(&shared, quota, writers);
-        shared.stop.store(true, SeqCst);
+        drop(stop);
         let writer_stats: Vec<WriterStats> = handles
             .into_iter()
             .map(|h| h.join().expect("a writer panicked"))
@@ -807,6 +819,20 @@ fn report(shared: &Shared<'_>, s: &SnapshotStats, writers: &[WriterStats]) -> bo
             per_million(bf, bi),
             bf as f64 / s.taken.max(1) as f64
         );
+        // A snapshot must refuse no insert the filter would take without
+        // it: none if none were refused before, and otherwise (a table
+        // truly full at times) no more than twice the rate before.
+        if bf > 0 && per_million(bf, bi) > 2.0 * per_million(qf, qi) {
+            shared.violation(
+                "writers",
+                format!(
+                "{bf} inserts refused while snapshots ran, {qf} before (per 10^6: {:.1} against \
+                 {:.1})",
+                per_million(bf, bi),
+                per_million(qf, qi)
+            ),
+            );
+        }
     }
     if let Filter::Plain(_) = shared.filter {
         println!(
