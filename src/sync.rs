@@ -11,6 +11,10 @@ pub(crate) use loom::sync::atomic::{AtomicIsize, AtomicPtr, AtomicU64, AtomicUsi
 #[cfg(not(lockfree_cuckoo_filter_loom))]
 pub(crate) use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
+/// Blocks chained on demand after a link (the snapshot fronts' registry, the
+/// stash's lines).
+pub(crate) mod chain;
+
 /// A pointer to an immutable value, replaced by compare-and-swap and read
 /// without pinning (the growable filter's chain of tables).
 pub(crate) mod published;

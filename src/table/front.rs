@@ -40,7 +40,8 @@
 //! The registry holds any number of snapshots at once: [`SLOTS`] fronts here,
 //! and more in blocks chained on demand, kept until the table is dropped.
 
-use crate::sync::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::chain::{Chained, Link};
+use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 
 /// Fronts per block of the registry.
 const SLOTS: usize = 4;
@@ -59,23 +60,21 @@ pub(crate) struct Fronts {
 /// chunk `c`.
 struct Block {
     slots: [AtomicU64; SLOTS],
-    next: AtomicPtr<Block>,
+    next: Link<Block>,
 }
 
 impl Block {
     fn new() -> Self {
         Self {
             slots: std::array::from_fn(|_| AtomicU64::new(0)),
-            next: AtomicPtr::new(std::ptr::null_mut()),
+            next: Link::new(),
         }
     }
+}
 
-    /// The next block, if one was chained (Acquire: its slots were
-    /// initialised before it was published).
-    fn next(&self) -> Option<&Block> {
-        // SAFETY: a non-null `next` points to a block leaked by `claim` with
-        // `Box::into_raw`, freed only by `Fronts`'s `Drop`, which has `&mut`.
-        unsafe { self.next.load(Ordering::Acquire).as_ref() }
+impl Chained for Block {
+    fn link(&self) -> &Link<Block> {
+        &self.next
     }
 }
 
@@ -113,28 +112,7 @@ impl Fronts {
                     return Front { fronts: self, slot };
                 }
             }
-            block = match block.next() {
-                Some(next) => next,
-                None => {
-                    let fresh = Box::into_raw(Box::new(Block::new()));
-                    match block.next.compare_exchange(
-                        std::ptr::null_mut(),
-                        fresh,
-                        Ordering::AcqRel,
-                        Ordering::Acquire,
-                    ) {
-                        // SAFETY: just published, and never freed before the
-                        // registry.
-                        Ok(_) => unsafe { &*fresh },
-                        Err(winner) => {
-                            // SAFETY: `fresh` was never published: ours to free.
-                            drop(unsafe { Box::from_raw(fresh) });
-                            // SAFETY: as in `Block::next`.
-                            unsafe { &*winner }
-                        }
-                    }
-                }
-            };
+            block = block.next.get_or_chain(Block::new);
         }
     }
 
@@ -148,8 +126,7 @@ impl Fronts {
         if self.active.load(Ordering::Acquire) == 0 {
             return false;
         }
-        let mut block = Some(&self.first);
-        while let Some(b) = block {
+        for b in std::iter::once(&self.first).chain(self.first.next.chain()) {
             for slot in &b.slots {
                 // Acquire: a mover that reads a front stored after the
                 // snapshot's bump it read (or a slot freed at the end) must
@@ -162,7 +139,6 @@ impl Fronts {
                     return true;
                 }
             }
-            block = b.next();
         }
         false
     }
@@ -186,28 +162,13 @@ impl Fronts {
 
     /// Bytes held beyond the table's own struct (chained blocks).
     pub(crate) fn memory_usage(&self) -> usize {
-        let mut bytes = 0;
-        let mut block = self.first.next();
-        while let Some(b) = block {
-            bytes += std::mem::size_of::<Block>();
-            block = b.next();
-        }
-        bytes
+        self.first.next.chain().count() * std::mem::size_of::<Block>()
     }
 }
 
 impl Drop for Fronts {
     fn drop(&mut self) {
-        // Loads, not `get_mut`: loom's atomics have no `get_mut`. With
-        // `&mut self` no other thread holds the registry.
-        let mut next = self.first.next.load(Ordering::Acquire);
-        while !next.is_null() {
-            // SAFETY: every chained block was leaked by `register` with
-            // `Box::into_raw` and is freed here once; `&mut self` means no
-            // snapshot or mover holds a reference.
-            let block = unsafe { Box::from_raw(next) };
-            next = block.next.load(Ordering::Acquire);
-        }
+        self.first.next.free_chain();
     }
 }
 

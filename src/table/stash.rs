@@ -42,7 +42,8 @@ use super::path::{self, RootPut};
 use super::relocation;
 use super::{Position, Table};
 use crate::fingerprint::Width;
-use crate::sync::{AtomicPtr, AtomicU64, Ordering};
+use crate::sync::chain::{Chained, Link};
+use crate::sync::{AtomicU64, Ordering};
 
 /// Entries per line: a line is a cache line, seven entries and the link to
 /// the line chained after it (one entry and the link under loom, to keep
@@ -67,29 +68,28 @@ const MIN_LINES: u64 = 4;
 #[repr(align(64))]
 struct Line {
     cells: [AtomicU64; LINE],
-    next: AtomicPtr<Line>,
+    next: Link<Line>,
 }
 
 impl Line {
     fn new() -> Self {
         Self {
             cells: std::array::from_fn(|_| AtomicU64::new(0)),
-            next: AtomicPtr::new(std::ptr::null_mut()),
+            next: Link::new(),
         }
-    }
-
-    /// The line chained after this one, if any (Acquire: its entries were
-    /// initialised before it was published).
-    fn next(&self) -> Option<&Line> {
-        // SAFETY: a non-null `next` points to a line leaked by `Stash::put`
-        // with `Box::into_raw`, freed only by `Stash`'s `Drop`, which has
-        // `&mut`.
-        unsafe { self.next.load(Ordering::Acquire).as_ref() }
     }
 
     /// This line's cells and those of every line chained after it.
     fn cells(&self) -> impl Iterator<Item = &AtomicU64> {
-        std::iter::successors(Some(self), |line| line.next()).flat_map(|line| &line.cells)
+        std::iter::once(self)
+            .chain(self.next.chain())
+            .flat_map(|line| &line.cells)
+    }
+}
+
+impl Chained for Line {
+    fn link(&self) -> &Link<Line> {
+        &self.next
     }
 }
 
@@ -140,9 +140,10 @@ impl Stash {
 
     /// Bytes the stash holds, chained lines included.
     pub(crate) fn memory_usage(&self) -> usize {
-        let chained = self.lines.iter().map(|line| {
-            std::iter::successors(line.next(), |l| l.next()).count() * size_of::<Line>()
-        });
+        let chained = self
+            .lines
+            .iter()
+            .map(|line| line.next.chain().count() * size_of::<Line>());
         size_of_val(&*self.lines) + chained.sum::<usize>()
     }
 
@@ -177,28 +178,7 @@ impl Stash {
                     return;
                 }
             }
-            line = match line.next() {
-                Some(next) => next,
-                None => {
-                    let fresh = Box::into_raw(Box::new(Line::new()));
-                    match line.next.compare_exchange(
-                        std::ptr::null_mut(),
-                        fresh,
-                        Ordering::AcqRel,
-                        Ordering::Acquire,
-                    ) {
-                        // SAFETY: just published, and never freed before the
-                        // stash.
-                        Ok(_) => unsafe { &*fresh },
-                        Err(winner) => {
-                            // SAFETY: `fresh` was never published: ours to free.
-                            drop(unsafe { Box::from_raw(fresh) });
-                            // SAFETY: as in `Line::next`.
-                            unsafe { &*winner }
-                        }
-                    }
-                }
-            };
+            line = line.next.get_or_chain(Line::new);
         }
     }
 
@@ -269,17 +249,8 @@ impl Stash {
 
 impl Drop for Stash {
     fn drop(&mut self) {
-        // Loads, not `get_mut`: loom's atomics have no `get_mut`. With
-        // `&mut self` no other thread holds the stash.
-        for line in self.lines.iter() {
-            let mut next = line.next.load(Ordering::Acquire);
-            while !next.is_null() {
-                // SAFETY: every chained line was leaked by `put` with
-                // `Box::into_raw` and is freed here once; `&mut self` means
-                // no operation holds a reference.
-                let chained = unsafe { Box::from_raw(next) };
-                next = chained.next.load(Ordering::Acquire);
-            }
+        for line in self.lines.iter_mut() {
+            line.next.free_chain();
         }
     }
 }
