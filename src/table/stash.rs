@@ -14,7 +14,8 @@
 //! fingerprint: `lower << 32 | fp` (bucket indices are below 2^32, and a
 //! fingerprint is never 0, so 0 is an empty entry). Entries are grouped in
 //! lines of [`LINE`], one cache line each; a pair's entries live in the line
-//! its lower bucket hashes to, so a lookup reads one line. Every operation
+//! its lower bucket hashes to (and the lines chained after it when it
+//! filled), so a lookup reads one line. Every operation
 //! that searches a pair reads its line while the stash is not empty
 //! ([`Stash::is_empty`]: one load of a counter that only stash operations
 //! write), and treats an entry like one more bucket of the pair, the last:
@@ -27,13 +28,24 @@
 //! first, then a publish on the pair's stripe, then the take of the entry
 //! ([`Table::drain_stash`](super::Table::drain_stash)).
 //!
-//! **The count.** [`Stash::len`] counts the entries present plus the puts
-//! under way: a put raises it before its CAS and a take lowers it after its
-//! CAS (Release), so it is never below the entries present. A reader that
-//! loads it (Acquire) as zero after a take lowered it synchronizes with that
-//! take, and so sees the bump the taker made before it: it reads the pair's
-//! counter as changed and searches again. One that loads it as nonzero reads
-//! the line.
+//! **The count.** The stash's `len` counts the entries present plus the
+//! puts under way: a put raises it before its CAS, a take lowers it after
+//! its CAS (Release), so it is never below the entries present. A search
+//! loads it (Acquire) after its bucket loads and before it reads the pair's
+//! counter again, and two cases need that order:
+//!
+//! - a move out of the stash (copy into a bucket, publish, take, lower): a
+//!   search that read the bucket before the copy and the count as lowered
+//!   synchronizes with the lowering, so its counter read sees the publish,
+//!   and it searches again;
+//! - a colliding twin put here and then removed, the remove taking the
+//!   item's copy from a bucket (buckets before the stash): a search whose
+//!   bucket load saw that take sees what came before it, the put's raise
+//!   included, so it reads the line and finds the twin's entry, which now
+//!   stands for the item.
+//!
+//! A count read as nonzero sends the search to the line; a full line has
+//! another chained after it ([`crate::sync::chain`]), so a put never fails.
 
 use std::cell::Cell;
 
