@@ -63,9 +63,9 @@
 //! insert near full that finds no path because a snapshot is reading the
 //! table keeps its item in a small stash beside the table, which the
 //! snapshot saves and, once done, moves into the table. A snapshot of a live
-//! filter is not an instant's image: an item inserted or removed meanwhile may be in it or
-//! not, and an item whose relocation was under way at the instant the
-//! snapshot passed its buckets may be in it twice (the restored
+//! filter is not an instant's image: an item inserted or removed meanwhile
+//! may be in it or not, and an item whose relocation was under way at the
+//! instant the snapshot passed its buckets may be in it twice (the restored
 //! [`len`](CuckooFilter::len) then counts it twice). With no operation in
 //! flight it is exact.
 //!

@@ -10,8 +10,9 @@
 //! the chunk being read) to one behind it (or in that chunk) is undone (the
 //! copy taken back) instead of completed, and the insert searches for another
 //! path (or, finding none, puts its item into the stash, which a snapshot
-//! reads as the chunk after the last: see `super::stash`). Every other move completes: both buckets behind every front, both
-//! ahead, or from behind to ahead ([`may_complete`]).
+//! reads as the chunk after the last: see `super::stash`). Every other move
+//! completes: both buckets behind every front, both ahead, or from behind to
+//! ahead ([`may_complete`]).
 //!
 //! **The ordering.** A snapshot stores its new front, then bumps every stripe's
 //! relocation counter (AcqRel), then reads the chunk. A mover copies, bumps its
