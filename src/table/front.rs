@@ -41,7 +41,7 @@
 //! The registry holds any number of snapshots at once: [`SLOTS`] fronts here,
 //! and more in blocks chained on demand, kept until the table is dropped.
 
-use crate::sync::chain::{Chained, Link};
+use crate::sync::chain::{self, Chained, Link};
 use crate::sync::{AtomicU64, AtomicUsize, Ordering};
 
 /// Fronts per block of the registry.
@@ -127,7 +127,7 @@ impl Fronts {
         if self.active.load(Ordering::Acquire) == 0 {
             return false;
         }
-        for b in std::iter::once(&self.first).chain(self.first.next.chain()) {
+        for b in chain::from(&self.first) {
             for slot in &b.slots {
                 // Acquire: a mover that reads a front stored after the
                 // snapshot's bump it read (or a slot freed at the end) must

@@ -114,16 +114,12 @@ impl<W: Width> Table<W> {
     fn stash_unless_full(&self, found: Result<(), NoPath>, pos: Position) -> bool {
         match found {
             Ok(()) => true,
-            Err(NoPath::Fronts) => self.stash_new(pos),
+            Err(NoPath::Fronts) => {
+                self.stash_new(pos);
+                true
+            }
             Err(NoPath::Full) => false,
         }
-    }
-
-    /// Puts the fingerprint of `pos` into the stash.
-    #[cold]
-    fn stash_new(&self, pos: Position) -> bool {
-        self.stash.put(pos.i1.min(pos.i2), pos.fp);
-        true
     }
 
     /// Inserts an item at `pos`. On `Err` the table holds the same multiset of
@@ -198,7 +194,8 @@ impl<W: Width> Table<W> {
                             if self.stash_holds(pos) {
                                 return Ok(false);
                             }
-                            self.stash_new(pos)
+                            self.stash_new(pos);
+                            true
                         }
                     }
                 }

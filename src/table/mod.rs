@@ -710,11 +710,8 @@ impl<W: Width> Table<W> {
         if !self.move_may_complete(src, dst) {
             // A snapshot's front lies between the buckets, or on one of
             // them: take the copy back instead (see [`front`]). The item
-            // stays in `src`; the copy to take back is one of `dst`'s, or,
-            // if a remove took that meanwhile, one of the pair's.
-            if !self.take(dst, fp) && !self.remove_copy(pos) {
-                self.count.increment(src);
-            }
+            // stays in `src`.
+            self.take_back_copy(Some(dst), pos);
             return false;
         }
         // The take is announced by the publish just before it, as a by-slot
@@ -724,17 +721,24 @@ impl<W: Width> Table<W> {
         if self.take_expecting(src, words, fp) {
             return true;
         }
-        if !self.remove_copy(pos) {
-            // No copy left to take back: a remove of an item that was not in
-            // the filter (a second remove of an item inserted once) took this
-            // mover's extra copy, and returned true for it. Count that copy
-            // back in, so that `len()` keeps agreeing with the table
-            // (guarantee 4: `len` is the number of fingerprints; only such a
-            // remove makes that differ from inserts minus removes, see
-            // `CuckooFilter::len`).
-            self.count.increment(src);
-        }
+        self.take_back_copy(None, pos);
         false
+    }
+
+    /// Takes back the extra copy of the fingerprint of `pos` that a mover
+    /// made and cannot complete its move with: one of `from`'s, if given and
+    /// it still holds one, else one copy of the pair (a remove like any
+    /// other, announced on the stripe). If no copy is left, a remove of an
+    /// item that was not in the filter (a second remove of an item inserted
+    /// once) took the mover's extra copy and returned true for it: that copy
+    /// is counted back in, so that `len()` keeps agreeing with the table
+    /// (guarantee 4: `len` is the number of fingerprints; only such a remove
+    /// makes that differ from inserts minus removes, see `CuckooFilter::len`).
+    fn take_back_copy(&self, from: Option<u64>, pos: Position) {
+        let taken = from.is_some_and(|bucket| self.take(bucket, pos.fp));
+        if !taken && !self.remove_copy(pos) {
+            self.count.increment(pos.i1);
+        }
     }
 }
 

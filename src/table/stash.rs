@@ -54,7 +54,7 @@ use super::path::{self, RootPut};
 use super::relocation;
 use super::{Position, Table};
 use crate::fingerprint::Width;
-use crate::sync::chain::{Chained, Link};
+use crate::sync::chain::{self, Chained, Link};
 use crate::sync::{AtomicU64, Ordering};
 
 /// Entries per line: a line is a cache line, seven entries and the link to
@@ -93,9 +93,7 @@ impl Line {
 
     /// This line's cells and those of every line chained after it.
     fn cells(&self) -> impl Iterator<Item = &AtomicU64> {
-        std::iter::once(self)
-            .chain(self.next.chain())
-            .flat_map(|line| &line.cells)
+        chain::from(self).flat_map(|line| &line.cells)
     }
 }
 
@@ -279,19 +277,27 @@ impl<W: Width> Table<W> {
     /// [`Self::insert_fingerprint`]), else into the stash, and counts it in.
     /// Decoding only: no other thread uses the table yet.
     pub(crate) fn put_stashed(&self, bucket: u64, fp: u32) {
-        if self.insert_fingerprint(bucket, fp).is_ok() {
-            return;
+        if self.insert_fingerprint(bucket, fp).is_err() {
+            self.stash_position(Position {
+                i1: bucket,
+                i2: self.alternate(bucket, fp),
+                fp,
+            });
         }
-        let lower = bucket.min(self.alternate(bucket, fp));
-        self.stash.put(lower, fp);
-        self.count.increment(bucket);
     }
 
-    /// Puts the item of `pos` into the stash and counts it (the test hooks).
-    #[cfg(any(test, feature = "test-hooks"))]
+    /// Puts the item of `pos` into the stash and counts it (decoding, and
+    /// the test hooks).
     pub(crate) fn stash_position(&self, pos: Position) {
-        self.stash.put(pos.i1.min(pos.i2), pos.fp);
+        self.stash_new(pos);
         self.count.increment(pos.i1);
+    }
+
+    /// Puts the fingerprint of `pos` into the stash, under its pair's lower
+    /// bucket, uncounted (an insert counts its item once it is placed).
+    #[cold]
+    pub(crate) fn stash_new(&self, pos: Position) {
+        self.stash.put(pos.i1.min(pos.i2), pos.fp);
     }
 
     /// Moves every entry of the stash into the table where room can be made
@@ -355,19 +361,14 @@ impl<W: Width> Table<W> {
         let (src, dst) = (self.stash_chunk(), self.chunk_of(root.get()));
         if self.fronts.any(|c| !may_complete(src, dst, c)) {
             // Behind a front, or in the chunk it reads: take the copy back.
-            if !self.take(root.get(), fp) && !self.remove_copy(pos) {
-                self.count.increment(pos.i1);
-            }
+            self.take_back_copy(Some(root.get()), pos);
             return false;
         }
         if !self.stash.is_empty() && self.stash.take(lower, fp) {
             return true;
         }
-        if !self.remove_copy(pos) {
-            // As in `relocate`: a remove took this copy for an item that was
-            // not there; count it back in.
-            self.count.increment(pos.i1);
-        }
+        // The entry is gone (a remove took it): this copy is one too many.
+        self.take_back_copy(None, pos);
         false
     }
 }
