@@ -9,16 +9,18 @@ use crate::hasher::DefaultHashBuilder;
 use crate::table::MAX_BUCKETS;
 use crate::CuckooFilter;
 
-// A table is sized for a load, in thousandths: at most its layout's
-// (`FingerprintBits::full_load`), so that `with_capacity(n)` gives about
-// `n / 0.94` slots for the plain and semi-sorted layouts, `n / 0.97` for the
-// ranked ones. Below the load the filter reliably reaches, so
+// A table is sized for a load, in thousandths. Without a rate, its
+// layout's (`FingerprintBits::full_load`), so that `with_capacity(n)` gives
+// about `n / 0.94` slots for the plain and semi-sorted layouts, `n / 0.97`
+// for the ranked ones: well below the load the filter reliably reaches, so
 // that `n` distinct items fit (all but rarely in small tables, see
-// [`slack`]). A rate asked can size a layout for less (down to
-// [`MIN_LOAD`]): its buckets then hold fewer fingerprints at the capacity,
-// a lower rate for more bits, which is cheaper than the next layout up
-// between two layouts' rates (see [`cheapest`]). The filter keeps the load
-// it was sized for, and its capacity follows from it and the bucket count.
+// [`slack`]) with room to spare. A rate asked sizes for the fewest bits
+// that meet it: as high as the layout's `FingerprintBits::max_load`
+// (closer to the first refused insert), or lower (down to [`MIN_LOAD`]):
+// its buckets then hold fewer fingerprints at the capacity, a lower rate
+// for more bits, which is cheaper than the next layout up between two
+// layouts' rates (see [`cheapest`]). The filter keeps the load it was sized
+// for, and its capacity follows from it and the bucket count.
 // Integer arithmetic, so that [`capacity_at`] inverts [`buckets_at`]
 // exactly. Rate bounds are taken one percent above the load
 // (`FingerprintBits::rated_load`).
@@ -243,8 +245,8 @@ impl<S> Builder<S> {
     }
 }
 
-/// The highest load, in thousandths, from [`MIN_LOAD`] to `bits`' full
-/// load, at which a table of `bits`' layout meets `rate`: its bound one
+/// The highest load, in thousandths, from [`MIN_LOAD`] to `bits`'
+/// [`max_load`](FingerprintBits::max_load), at which a table of `bits`' layout meets `rate`: its bound one
 /// percent above that load is at most `rate`. `None` if none does.
 pub(crate) fn highest_load(bits: FingerprintBits, rate: f64) -> Option<u32> {
     let meets = |load: u32| bits.false_positive_rate(FingerprintBits::rated_load(load)) <= rate;
@@ -252,7 +254,7 @@ pub(crate) fn highest_load(bits: FingerprintBits, rate: f64) -> Option<u32> {
         return None;
     }
     // The bound rises with the load: the last load that meets it.
-    let (mut low, mut high) = (MIN_LOAD, bits.full_load());
+    let (mut low, mut high) = (MIN_LOAD, bits.max_load());
     while low < high {
         let mid = low + (high - low).div_ceil(2);
         if meets(mid) {
@@ -389,21 +391,21 @@ mod tests {
         for (rate, bits, load) in [
             (0.03, Bits8, 940),
             (0.02, Bits9, 940),
-            (0.012, Ranked7, 970),
-            (0.01, Ranked7, 970),
-            (0.0042, Ranked6, 970),
+            (0.012, Ranked7, 980),
+            (0.01, Ranked7, 980),
+            (0.0042, Ranked6, 980),
             (0.002, Ranked5, 970),
             (6e-4, Ranked5, 970),
             // Between the ranked five-slot layout's rate and 16 bits':
             // sized for less, 15.8 table bits per item against 17.0.
             (5e-4, Ranked5, 809),
-            (2e-4, Bits16, 940),
-            (1e-4, Bits17, 940),
+            (2e-4, Bits16, 955),
+            (1e-4, Bits17, 955),
             // Between 17 and 21 bits: 19.8 against 22.7.
             (5e-5, Bits17, 809),
-            (1e-5, Bits21, 940),
-            (1e-6, Bits32, 940),
-            // Below 32 bits' rate at 94 %: 32 bits at a lower load.
+            (1e-5, Bits21, 970),
+            (1e-6, Bits32, 955),
+            // Below 32 bits' rate at 95.5 %: 32 bits at a lower load.
             (1.5e-9, Bits32, 795),
         ] {
             assert_eq!(pick(rate), Ok((bits, load)), "{rate}");
@@ -416,7 +418,7 @@ mod tests {
                 .fingerprint_bits(b)
                 .choose()
         };
-        assert_eq!(forced(0.03, Bits16), Ok((Bits16, 940)));
+        assert_eq!(forced(0.03, Bits16), Ok((Bits16, 955)));
         assert_eq!(forced(1e-4, Bits16), Ok((Bits16, 809)));
         assert!(matches!(
             forced(0.002, Bits10),
@@ -432,7 +434,7 @@ mod tests {
                 if let Some(load) = highest_load(bits, rate) {
                     let at = |l| bits.false_positive_rate(FingerprintBits::rated_load(l));
                     assert!(at(load) <= rate);
-                    assert!(load == bits.full_load() || at(load + 1) > rate);
+                    assert!(load == bits.max_load() || at(load + 1) > rate);
                 }
             }
         }
@@ -478,7 +480,7 @@ mod tests {
             let cost = bits.bits_per_item(load);
             assert!(cost >= last, "{rate}: {bits:?} at {load}");
             assert!(bits.false_positive_rate(FingerprintBits::rated_load(load)) <= rate);
-            assert!((MIN_LOAD..=bits.full_load()).contains(&load));
+            assert!((MIN_LOAD..=bits.max_load()).contains(&load));
             last = cost;
         }
     }
@@ -521,7 +523,7 @@ mod tests {
         // that table is the largest that would be built that small.
         // At the layout's full load and at lower ones.
         for bits in FingerprintBits::ALL {
-            for load in [MIN_LOAD, 809, 877, bits.full_load()] {
+            for load in [MIN_LOAD, 809, 877, bits.full_load(), bits.max_load()] {
                 let check = |n: usize| {
                     let buckets = buckets_at(n, bits, load).unwrap();
                     let cap = capacity_at(buckets, bits, load);

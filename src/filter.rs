@@ -43,8 +43,9 @@ pub struct CuckooFilter<S = DefaultHashBuilder> {
     pub(crate) table: AnyTable,
     pub(crate) hasher: S,
     /// The load, in thousandths, the table was sized for: its layout's
-    /// [`full_load`](FingerprintBits::full_load), or less where the builder
-    /// sized it down for a rate. The capacity follows from it.
+    /// [`full_load`](FingerprintBits::full_load), or where the builder sized
+    /// it for a rate, a load from `MIN_LOAD` to its
+    /// [`max_load`](FingerprintBits::max_load). The capacity follows from it.
     pub(crate) sized_for: u32,
 }
 

@@ -274,6 +274,31 @@ impl FingerprintBits {
         }
     }
 
+    /// The highest load, in thousandths, the builder sizes a table of this
+    /// layout for when it is asked for a rate: it then sizes for the fewest
+    /// bits that meet the rate, up to this load. At least
+    /// [`full_load`](Self::full_load), which keeps the headroom of
+    /// `with_capacity` and of a growable filter's tables (and is the load of
+    /// a table whose bytes record none); above it by what each layout's
+    /// first refused insert allows, measured on well-mixed keys: 95.3 % (8
+    /// bits) and 96.1 % (9) at 2^24 slots, the short fingerprints' crowded
+    /// alternates, keep 940; buckets of four (16, 17, 32 bits) first refuse
+    /// at 97.1 to 97.2 % and are sized up to 955; buckets of five (12 bits,
+    /// ranked five) at 98.2 %, 965 and 970; of six at 98.2 % (10 bits), 98.8 %
+    /// (ranked six) and 98.9 % (21 bits), 965, 980 and 970; ranked seven at
+    /// 99.1 %, 980. The first refusal moves by a tenth of a percent between
+    /// seeds and falls by about that much from 2^20 to 2^24 slots; the
+    /// builder's slack covers small tables.
+    pub(crate) const fn max_load(self) -> u32 {
+        match self {
+            Self::Bits8 | Self::Bits9 => 940,
+            Self::Bits16 | Self::Bits17 | Self::Bits32 => 955,
+            Self::Bits10 | Self::Bits12 => 965,
+            Self::Bits21 | Self::Ranked5 => 970,
+            Self::Ranked6 | Self::Ranked7 => 980,
+        }
+    }
+
     /// The load at which the builder takes the rate bound of a table sized
     /// for `load` thousandths: one percent above it (0.95 for a plain
     /// layout's [`full_load`](Self::full_load)).

@@ -50,7 +50,7 @@ fn main() {
             "-".into()
         };
         println!(
-            "| {rate:.0e} | {} | {:.1} % | {bits:.2} | {measured} | {:.2} |",
+            "| {rate:.0e} | {} | {:.1} % | {bits:.2} | {measured} | {:.3} |",
             benchmarks::long_name(f.fingerprint_bits()),
             100.0 * n as f64 / f.slots() as f64,
             bits / bloom

@@ -221,8 +221,8 @@ pub enum DecodeError {
     ReservedNotZero,
     /// The load the header says the table was sized for (in thousandths,
     /// bytes 40 to 48 with flag bit 0 set) is not one the builder sizes a
-    /// table of its layout for below the layout's own: 500 to 939, or to
-    /// 969 for the ranked layouts.
+    /// table of its layout for, other than the layout's full load: 500 to
+    /// the layout's highest (940 to 980, see `docs/FORMAT.md`).
     InvalidSizingLoad {
         /// The load found, in thousandths.
         load: u64,

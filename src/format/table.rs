@@ -445,9 +445,9 @@ fn check_header(header: &[u8; HEADER_LEN]) -> Result<Header, DecodeError> {
 }
 
 /// The checks that follow the checksum's: the flags, and in version 2 the
-/// field at bytes 40 to 48 (0, or with the [`SIZED`] flag a load below the
-/// layout's full load and at least `MIN_LOAD`). Gives the load the table
-/// was sized for, in thousandths.
+/// field at bytes 40 to 48 (0, or with the [`SIZED`] flag a load other
+/// than the layout's full load, from `MIN_LOAD` to its max load). Gives the
+/// load the table was sized for, in thousandths.
 fn check_flags(h: &Header) -> Result<u32, DecodeError> {
     let known = if h.version == VERSION_1 { 0 } else { SIZED };
     if h.flags & !known != 0 {
@@ -464,7 +464,7 @@ fn check_flags(h: &Header) -> Result<u32, DecodeError> {
         };
     }
     match u32::try_from(h.items) {
-        Ok(load) if (MIN_LOAD..full).contains(&load) => Ok(load),
+        Ok(load) if (MIN_LOAD..=h.bits.max_load()).contains(&load) && load != full => Ok(load),
         _ => Err(DecodeError::InvalidSizingLoad { load: h.items }),
     }
 }
@@ -942,6 +942,48 @@ mod tests {
             CuckooFilter::from_bytes(&reserved).unwrap_err(),
             DecodeError::ReservedNotZero
         );
+    }
+
+    #[test]
+    fn the_sizing_load_is_one_the_builder_sizes_for() {
+        // With the sized flag, any load from MIN_LOAD to the layout's
+        // highest but its full load (which is written without the flag).
+        let f =
+            CuckooFilter::with_buckets(64, FingerprintBits::Bits16, DefaultHashBuilder::default())
+                .unwrap();
+        let sized = |load: u64| {
+            let mut b = f.to_bytes();
+            b[12] = 1; // the sized flag
+            b[40..48].copy_from_slice(&load.to_le_bytes());
+            let n = b.len();
+            let crc = crc32c::crc32c(&b[..n - 4]);
+            b[n - 4..].copy_from_slice(&crc.to_le_bytes());
+            CuckooFilter::from_bytes(&b)
+        };
+        let bits = FingerprintBits::Bits16;
+        for load in [
+            MIN_LOAD,
+            bits.full_load() - 1,
+            bits.full_load() + 1,
+            bits.max_load(),
+        ] {
+            let g = sized(u64::from(load)).unwrap();
+            assert_eq!(g.sizing_field(), u64::from(load));
+        }
+        for load in [
+            0,
+            MIN_LOAD - 1,
+            bits.full_load(),
+            bits.max_load() + 1,
+            1000,
+            u32::MAX,
+        ] {
+            let load = u64::from(load);
+            assert_eq!(
+                sized(load).unwrap_err(),
+                DecodeError::InvalidSizingLoad { load }
+            );
+        }
     }
 
     #[test]

@@ -39,6 +39,16 @@ const MAX_STRIPES: usize = if cfg!(lockfree_cuckoo_filter_loom) {
     256
 };
 
+/// Buckets per stripe: a 128-byte stripe per 16 KiB (8-bit) to 64 KiB
+/// (32-bit) of words, under 1 % of them, so that the counters cost a
+/// small table (a million items: 1.2 to 4 MiB of words) no more than a
+/// few hundredths of a bit per item. Fewer stripes cost nothing measurable:
+/// a lookup misses its stripe's line when another core moved a fingerprint
+/// of any pair of that stripe since the lookup's core last read it, and
+/// both rates scale with the stripe count alike; a spurious retry needs a
+/// move in the stripe within one lookup's few dozen nanoseconds.
+const BUCKETS_PER_STRIPE: u64 = 4096;
+
 /// One stripe: the relocation counter of its pairs, and how many operations
 /// on its pairs hold an uncounted copy.
 pub(crate) struct Stripe {
@@ -58,12 +68,12 @@ pub(crate) struct RelocationCounters {
 }
 
 impl RelocationCounters {
-    /// Counters for a table of `buckets` buckets: at most one stripe per 64
-    /// buckets (rounded down to a power of two), at least one, at most
-    /// [`MAX_STRIPES`]. Rounded down, so that the stripes never cost more than
-    /// docs/FORMAT.md promises beside the words (half their bytes at 8 bits).
+    /// Counters for a table of `buckets` buckets: one stripe per
+    /// [`BUCKETS_PER_STRIPE`] (rounded down to a power of two), at least
+    /// one, at most [`MAX_STRIPES`]. Rounded down, so that the stripes never
+    /// cost more than docs/FORMAT.md promises beside the words.
     pub(crate) fn new(buckets: u64) -> Self {
-        let wanted = usize::try_from(buckets / 64).unwrap_or(usize::MAX);
+        let wanted = usize::try_from(buckets / BUCKETS_PER_STRIPE).unwrap_or(usize::MAX);
         let stripes = 1 << wanted.clamp(1, MAX_STRIPES).ilog2();
         Self {
             stripes: (0..stripes)
@@ -287,8 +297,16 @@ mod tests {
     }
 
     #[test]
-    fn at_most_one_stripe_per_64_buckets() {
-        for (buckets, stripes) in [(2, 1), (127, 1), (128, 2), (191, 2), (256, 4), (1030, 16)] {
+    fn at_most_one_stripe_per_4096_buckets() {
+        let k = BUCKETS_PER_STRIPE;
+        for (buckets, stripes) in [
+            (2, 1),
+            (2 * k - 1, 1),
+            (2 * k, 2),
+            (3 * k, 2),
+            (4 * k, 4),
+            (17 * k, 16),
+        ] {
             assert_eq!(
                 RelocationCounters::new(buckets).stripes.len(),
                 stripes,
