@@ -126,12 +126,16 @@ impl<S> Builder<S> {
     /// [layouts](FingerprintBits::ALL) and the loads a table of each can be
     /// sized for, the one with the least table memory per item whose bound
     /// ([`FingerprintBits::false_positive_rate`] at one percent above the
-    /// load sized for) meets it. A layout is sized for 94 % load (97 % for
-    /// the ranked ones) where that meets the rate, and for less where only
-    /// a lower load does: fewer fingerprints per bucket pair at the
+    /// load sized for) meets it. A layout is sized for the highest load the
+    /// builder takes it to where that meets the rate: 94 % at 8 and 9 bits,
+    /// 95.5 % for buckets of four, up to 98 % for the ranked buckets of six
+    /// and seven, each a percent or more below the load where the layout
+    /// first refuses an insert (with no rate, the builder keeps 94 %, or 97 %
+    /// for the ranked layouts). Where only a lower load meets the rate, it
+    /// is sized for that: fewer fingerprints per bucket pair at the
     /// capacity, more bits per item, and still fewer than the next layout
     /// up (5·10⁻⁴ takes the ranked five-slot layout sized for 80.9 %, 15.8
-    /// table bits per item, where 16-bit fingerprints take 17.0). With
+    /// table bits per item, where 16-bit fingerprints take 16.8). With
     /// `fingerprint_bits`, sizes the given layout for the highest load at
     /// which it meets the rate, down to 50 %. A smaller rate never gets
     /// fewer bits. `build` fails for a rate outside (0, 1) or unreachable.

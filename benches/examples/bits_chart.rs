@@ -9,8 +9,9 @@
 //! - this crate: for each rate `ε`, the layout that
 //!   `builder().false_positive_rate(ε)` picks, at the memory a filter built
 //!   with `capacity(1_000_000)` reports (`memory_usage()`, per item of
-//!   capacity): a step where a layout is sized for its full load, rising
-//!   where the builder sizes one for a lower load to meet the rate;
+//!   capacity): a step where a layout is sized for the highest load the
+//!   builder sizes it for, rising where the builder sizes one for a lower
+//!   load to meet the rate;
 //! - a Bloom filter with the optimal number of hash functions:
 //!   `log2(1/ε) / ln 2 ≈ 1.44 · log2(1/ε)` bits per item;
 //! - the cuckoo filter's bound for buckets of four at 95 % load,
