@@ -268,7 +268,7 @@ impl fmt::Display for DecodeError {
                 write!(f, "unsupported cuckoo filter format version {version}")
             }
             DecodeError::UnknownFingerprintBits { bits } => {
-                write!(f, "unknown fingerprint width {bits} (expected 8, 9, 10, 11, 12, 14, 16, 17, 21 or 32 bits)")
+                write!(f, "unknown fingerprint width {bits} (expected 8, 9, 10, 11, 12, 14, 16, 17, 21, 23 or 32 bits)")
             }
             DecodeError::UnsupportedBucketSize { bits, slots } => {
                 let expected: Vec<String> = FingerprintBits::ALL

@@ -415,7 +415,8 @@ fn check_header(header: &[u8; HEADER_LEN]) -> Result<Header, DecodeError> {
     let words = fields.u64();
     check_version(version)?;
     // The width and the bucket size together name the layout (12 bits
-    // with five slots is the plain layout, with six the ranked one).
+    // with five slots is the plain layout, with six the ranked one; 10 bits
+    // with six slots the plain one, with eight the ranked one).
     let Some(bits) = FingerprintBits::from_layout(u32::from(bits), u32::from(slots)) else {
         return Err(match FingerprintBits::from_bits(u32::from(bits)) {
             None => DecodeError::UnknownFingerprintBits { bits },
