@@ -12,7 +12,7 @@ use crate::CuckooFilter;
 // A table is sized for a load, in thousandths. Without a rate, its
 // layout's (`FingerprintBits::full_load`), so that `with_capacity(n)` gives
 // about `n / 0.94` slots for the plain and semi-sorted layouts, `n / 0.97`
-// for the ranked ones: well below the load the filter reliably reaches, so
+// for the ranked ones (`n / 0.91` for the ranked three-slot one): well below the load the filter reliably reaches, so
 // that `n` distinct items fit (all but rarely in small tables, see
 // [`slack`]) with room to spare. A rate asked sizes for the fewest bits
 // that meet it: as high as the layout's `FingerprintBits::max_load`
@@ -104,7 +104,8 @@ impl<S> Builder<S> {
     /// The number of distinct items the filter must accept (see
     /// [`CuckooFilter::capacity`] for how surely); required. The
     /// table gets about `capacity / 0.94` slots (`capacity / 0.97` for the
-    /// ranked layouts, and more where a
+    /// ranked layouts, `capacity / 0.91` for the ranked three-slot one, and
+    /// more where a
     /// [`false_positive_rate`](Self::false_positive_rate) sizes the layout
     /// for a lower load), not rounded to a power of two, and the filter's
     /// [`capacity`](CuckooFilter::capacity) is then at least this. 0 is allowed, and gives the smallest table (two buckets).
@@ -131,7 +132,7 @@ impl<S> Builder<S> {
     /// 95.5 % for buckets of four, up to 98 % for the ranked buckets of six
     /// and seven, each a percent or more below the load where the layout
     /// first refuses an insert (with no rate, the builder keeps 94 %, or 97 %
-    /// for the ranked layouts). Where only a lower load meets the rate, it
+    /// for the ranked layouts, 91 % for the ranked three-slot one). Where only a lower load meets the rate, it
     /// is sized for that: fewer fingerprints per bucket pair at the
     /// capacity, more bits per item, and still fewer than the next layout
     /// up (5·10⁻⁴ takes the ranked five-slot layout sized for 80.9 %, 15.8
@@ -143,7 +144,7 @@ impl<S> Builder<S> {
     /// ```
     /// use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.05).build()?;
-    /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits8);
+    /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Ranked8); // 8 bits a slot, 97 %
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.02).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits9); // semi-sorted, 8 bits a slot
     /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(0.01).build()?;
@@ -158,7 +159,9 @@ impl<S> Builder<S> {
     /// assert_eq!(full.fingerprint_bits(), FingerprintBits::Ranked5);
     /// assert!(low.slots() > full.slots() * 11 / 10);
     /// assert!(low.capacity() >= 100_000 && low.capacity() < 100_100);
-    /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(1e-6).build()?;
+    /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(2e-6).build()?;
+    /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Ranked3);
+    /// let f = CuckooFilter::builder().capacity(10).false_positive_rate(1e-7).build()?;
     /// assert_eq!(f.fingerprint_bits(), FingerprintBits::Bits32);
     /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
     /// ```
@@ -292,7 +295,7 @@ fn unreachable_rate(rate: f64, bits: FingerprintBits) -> BuildError {
 }
 
 /// [`buckets_at`] the layout's full load (0.94, or 0.97 for the ranked
-/// layouts): the table `with_capacity` builds, and each table of a
+/// layouts, 0.91 for the ranked three-slot one): the table `with_capacity` builds, and each table of a
 /// growable filter.
 pub(crate) fn buckets_for(capacity: usize, bits: FingerprintBits) -> Result<u64, BuildError> {
     buckets_at(capacity, bits, bits.full_load())
@@ -393,7 +396,7 @@ mod tests {
         // need: pure arithmetic on the bounds one percent above the load.
         use FingerprintBits::*;
         for (rate, bits, load) in [
-            (0.03, Bits8, 940),
+            (0.03, Ranked8, 980),
             (0.02, Bits9, 940),
             (0.012, Ranked7, 980),
             (0.01, Ranked7, 980),
@@ -408,7 +411,11 @@ mod tests {
             // Between 17 and 21 bits: 19.8 against 22.7.
             (5e-5, Bits17, 809),
             (1e-5, Bits21, 970),
-            (1e-6, Bits32, 955),
+            (2e-6, Ranked3, 910),
+            // Below the ranked three-slot layout's rate at 91 %: sized for
+            // less, 29.1 table bits per item against 32 bits' 33.5.
+            (1e-6, Ranked3, 732),
+            (5e-7, Bits32, 955),
             // Below 32 bits' rate at 95.5 %: 32 bits at a lower load.
             (1.5e-9, Bits32, 795),
         ] {
@@ -428,10 +435,16 @@ mod tests {
             forced(0.002, Bits10),
             Err(BuildError::UnreachableFalsePositiveRate { bits: 10, .. })
         ));
-        // Of equal cost, the faster (plain) layout: 8 bits, not the
-        // semi-sorted 9, where both meet the rate at 94 %.
-        assert_eq!(pick(0.03), Ok((Bits8, 940)));
+        // Of equal cost, the faster (plain) layout: 8 bits and the
+        // semi-sorted 9 both meet 0.03 at 94 % (the ranked eight-slot
+        // layout, at 98 %, costs less than either); 21 bits and the ranked
+        // three-slot layout both meet 5.267·10⁻⁶ at 91 %, and 21 bits, the
+        // plain one, is picked.
+        assert_eq!(pick(0.03), Ok((Ranked8, 980)));
+        assert_eq!(highest_load(Bits8, 0.03), Some(940));
         assert_eq!(highest_load(Bits9, 0.03), Some(940));
+        assert_eq!(highest_load(Ranked3, 5.267e-6), Some(910));
+        assert_eq!(pick(5.267e-6), Ok((Bits21, 910)));
         // Each layout's highest load meets the rate, and the next does not.
         for bits in FingerprintBits::ALL {
             for rate in [0.03, 1e-3, 5e-4, 1e-5] {
@@ -448,8 +461,8 @@ mod tests {
     fn rates_pick_the_shortest_width() {
         use FingerprintBits::*;
         let bits = |r: f64| pick(r).map(|(b, _)| b);
-        assert_eq!(bits(0.05), Ok(Bits8));
-        assert_eq!(bits(0.03), Ok(Bits8));
+        assert_eq!(bits(0.05), Ok(Ranked8));
+        assert_eq!(bits(0.03), Ok(Ranked8));
         assert_eq!(bits(0.02), Ok(Bits9));
         assert_eq!(bits(0.012), Ok(Ranked7));
         assert_eq!(bits(0.01), Ok(Ranked7));

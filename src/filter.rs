@@ -263,7 +263,8 @@ impl<S> CuckooFilter<S> {
     /// capacity it was built with, and what the same builder options would
     /// ask for to get a table of this size. Inserts of that many distinct
     /// items succeed (the table is sized for a load of 94 %, 97 % for the
-    /// ranked layouts, below the load their inserts reach; or for less,
+    /// ranked layouts, 91 % for the ranked three-slot one, below the load
+    /// their inserts reach; or for less,
     /// where the builder sized it down for a
     /// [false-positive rate](crate::Builder::false_positive_rate), which
     /// then holds with this many items in the filter); more usually fit

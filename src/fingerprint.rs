@@ -24,9 +24,9 @@ pub(crate) use lanes::{
     without_lane, zero_lanes,
 };
 
-/// The most slots a bucket has (the ranked bucket of seven): the size of
+/// The most slots a bucket has (the ranked bucket of eight): the size of
 /// the fixed arrays that hold one bucket's fingerprints.
-pub(crate) const MAX_SLOTS: usize = 7;
+pub(crate) const MAX_SLOTS: usize = 8;
 
 /// Bits per fingerprint. Longer fingerprints cost memory and buy a lower
 /// false-positive rate: about `2 · slots / 2^bits` at full load, for a
@@ -131,6 +131,23 @@ pub enum FingerprintBits {
     /// assert!(FingerprintBits::Bits17.false_positive_rate(0.95) < 1e-4);
     /// ```
     Bits17,
+    /// Eight fingerprints a word in a **ranked** bucket
+    /// ([`slots_per_bucket`](Self::slots_per_bucket) 8): each of 703
+    /// values (about 9.5 bits: 11 prefix values and a 6-bit suffix), the
+    /// bucket's eight prefixes stored as one 16-bit rank among the sorted
+    /// multisets. 8 bits a slot, as [`Bits8`](Self::Bits8), sized for 97 %
+    /// load: about 2.2 % false positives at 8.2 bits per item.
+    /// [`bits`](Self::bits) names it 10 (the header's width byte; with
+    /// eight slots a bucket, where [`Bits10`](Self::Bits10) has six).
+    ///
+    /// ```
+    /// # use lockfree_cuckoo_filter::FingerprintBits;
+    /// let r = FingerprintBits::Ranked8;
+    /// assert_eq!((r.slots_per_word(), r.slots_per_bucket(), r.bits()), (8, 8, 10));
+    /// assert_eq!(r.bits_per_slot(), 8.0);
+    /// assert!(r.false_positive_rate(0.98) < 0.023);
+    /// ```
+    Ranked8,
     /// Seven fingerprints a word in a **ranked** bucket
     /// ([`slots_per_bucket`](Self::slots_per_bucket) 7): each of 1535
     /// values (about 10.6 bits: 12 prefix values and a 7-bit suffix), the
@@ -169,6 +186,22 @@ pub enum FingerprintBits {
     /// assert!(r.false_positive_rate(0.98) < 6e-4);
     /// ```
     Ranked5,
+    /// Three fingerprints a word in a **ranked** bucket
+    /// ([`slots_per_bucket`](Self::slots_per_bucket) 3): each of 4 456 447
+    /// values (about 22.1 bits: 17 prefix values and an 18-bit suffix), the
+    /// bucket's three prefixes stored as one 10-bit rank among the sorted
+    /// multisets. 21.3 bits a slot, as [`Bits21`](Self::Bits21); buckets of
+    /// three fill less far, so it is sized for 91 % load: about 1.2 in 10^6
+    /// false positives at 23.4 bits per item. [`bits`](Self::bits) names it
+    /// 23 (the header's width byte).
+    ///
+    /// ```
+    /// # use lockfree_cuckoo_filter::FingerprintBits;
+    /// let r = FingerprintBits::Ranked3;
+    /// assert_eq!((r.slots_per_word(), r.slots_per_bucket(), r.bits()), (3, 3, 23));
+    /// assert!(r.false_positive_rate(0.92) < 1.3e-6);
+    /// ```
+    Ranked3,
     /// 21-bit fingerprints, three to a word and a bucket of six, two words:
     /// about 6 in 10^6 false positives at full load, 22.7 bits per item.
     ///
@@ -190,18 +223,21 @@ pub enum FingerprintBits {
 
 impl FingerprintBits {
     /// All layouts, cheapest (in bits per slot) first; of two that cost the
-    /// same ([`Bits8`](Self::Bits8) and the semi-sorted
-    /// [`Bits9`](Self::Bits9), [`Bits10`](Self::Bits10) and the ranked
-    /// [`Ranked6`](Self::Ranked6), ...), the faster one first.
+    /// same ([`Bits8`](Self::Bits8), the semi-sorted
+    /// [`Bits9`](Self::Bits9) and the ranked [`Ranked8`](Self::Ranked8);
+    /// [`Bits10`](Self::Bits10) and the ranked [`Ranked6`](Self::Ranked6);
+    /// [`Bits21`](Self::Bits21) and the ranked [`Ranked3`](Self::Ranked3),
+    /// ...), the faster one first.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::FingerprintBits;
     /// let all = FingerprintBits::ALL;
     /// assert!(all.windows(2).all(|w| w[0].bits_per_slot() <= w[1].bits_per_slot()));
     /// ```
-    pub const ALL: [FingerprintBits; 11] = [
+    pub const ALL: [FingerprintBits; 13] = [
         Self::Bits8,
         Self::Bits9,
+        Self::Ranked8,
         Self::Ranked7,
         Self::Bits10,
         Self::Ranked6,
@@ -210,6 +246,7 @@ impl FingerprintBits {
         Self::Bits16,
         Self::Bits17,
         Self::Bits21,
+        Self::Ranked3,
         Self::Bits32,
     ];
 
@@ -230,9 +267,11 @@ impl FingerprintBits {
             Self::Bits17 => 17,
             Self::Bits21 => 21,
             Self::Bits32 => 32,
+            Self::Ranked8 => 10,
             Self::Ranked7 => 11,
             Self::Ranked6 => 12,
             Self::Ranked5 => 14,
+            Self::Ranked3 => 23,
         }
     }
 
@@ -244,33 +283,46 @@ impl FingerprintBits {
             .find(|b| b.bits() == bits && b.slots_per_bucket() == slots)
     }
 
-    /// Whether the bucket is ranked ([`Ranked7`](Self::Ranked7),
-    /// [`Ranked6`](Self::Ranked6), [`Ranked5`](Self::Ranked5)).
+    /// Whether the bucket is ranked ([`Ranked8`](Self::Ranked8),
+    /// [`Ranked7`](Self::Ranked7), [`Ranked6`](Self::Ranked6),
+    /// [`Ranked5`](Self::Ranked5), [`Ranked3`](Self::Ranked3)).
     pub(crate) const fn is_ranked(self) -> bool {
-        matches!(self, Self::Ranked7 | Self::Ranked6 | Self::Ranked5)
+        matches!(
+            self,
+            Self::Ranked8 | Self::Ranked7 | Self::Ranked6 | Self::Ranked5 | Self::Ranked3
+        )
     }
 
     /// Distinct fingerprints, `2^bits − 1` (the value 0 marks an empty
-    /// slot); 1535 for [`Ranked7`](Self::Ranked7).
+    /// slot); 703 for [`Ranked8`](Self::Ranked8), 1535 for
+    /// [`Ranked7`](Self::Ranked7), 4 456 447 for [`Ranked3`](Self::Ranked3).
     pub(crate) fn fingerprints(self) -> f64 {
         match self {
+            Self::Ranked8 => 703.0,
             Self::Ranked7 => 1535.0,
+            Self::Ranked3 => 4_456_447.0,
             b => (f64::from(b.bits())).exp2() - 1.0,
         }
     }
 
-    /// The highest load, in thousandths, the builder sizes a table of this
-    /// layout for: 940 for the plain and semi-sorted layouts, whose first
-    /// failure lies past 95 %; 970 for the ranked ones, which fill to 98.5 %
-    /// (five slots) to 99 % (seven) at the first failure: bigger buckets,
-    /// and their well-mixed alternates. A table sized for less holds fewer
-    /// fingerprints a bucket pair at its capacity: a lower rate for more
-    /// bits (see [`crate::builder`]).
+    /// The load, in thousandths, a table of this layout is sized for when
+    /// no rate is asked (`with_capacity`, the builder without a rate, each
+    /// table of a growable filter, a table whose bytes record no load): 940
+    /// for the plain and semi-sorted layouts, whose first failure lies past
+    /// 95 %; 970 for the ranked ones of five to eight slots, which fill to
+    /// 98.2 % (five slots) to 99.25 % (eight) at the first failure: bigger
+    /// buckets, and their well-mixed alternates; 910 for the ranked buckets
+    /// of three, which fill a table of 2^20 slots to 93.4 % to 94.5 % (a
+    /// bucket pair holds six): two percent and the rounding below the
+    /// lowest of those. A rate asked sizes a table for up to
+    /// [`max_load`](Self::max_load), or for less: fewer fingerprints a
+    /// bucket pair at its capacity, a lower rate for more bits (see
+    /// [`crate::builder`]).
     pub(crate) const fn full_load(self) -> u32 {
-        if self.is_ranked() {
-            970
-        } else {
-            940
+        match self {
+            Self::Ranked3 => 910,
+            _ if self.is_ranked() => 970,
+            _ => 940,
         }
     }
 
@@ -286,7 +338,9 @@ impl FingerprintBits {
     /// at 97.1 to 97.2 % and are sized up to 955; buckets of five (12 bits,
     /// ranked five) at 98.2 %, 965 and 970; of six at 98.2 % (10 bits), 98.8 %
     /// (ranked six) and 98.9 % (21 bits), 965, 980 and 970; ranked seven at
-    /// 99.1 %, 980. The first refusal moves by a tenth of a percent between
+    /// 99.1 % and eight at 99.25 % (2^20 slots, 200 seeds), 980. Ranked
+    /// buckets of three first refuse at 93.4 % (2^20 slots, 200 seeds) and
+    /// stay at their full load, 910. The first refusal moves by a tenth of a percent between
     /// seeds and falls by about that much from 2^20 to 2^24 slots; the
     /// builder's slack covers small tables.
     pub(crate) const fn max_load(self) -> u32 {
@@ -295,7 +349,8 @@ impl FingerprintBits {
             Self::Bits16 | Self::Bits17 | Self::Bits32 => 955,
             Self::Bits10 | Self::Bits12 => 965,
             Self::Bits21 | Self::Ranked5 => 970,
-            Self::Ranked6 | Self::Ranked7 => 980,
+            Self::Ranked6 | Self::Ranked7 | Self::Ranked8 => 980,
+            Self::Ranked3 => 910,
         }
     }
 
@@ -314,17 +369,21 @@ impl FingerprintBits {
 
     /// The width of `bits` bits, if it is one of those offered
     /// ([`ALL`](Self::ALL)); for 12, the plain [`Bits12`](Self::Bits12)
-    /// ([`Ranked6`](Self::Ranked6) has 12-bit fingerprints too).
+    /// ([`Ranked6`](Self::Ranked6) has 12-bit fingerprints too), and for
+    /// 10 the plain [`Bits10`](Self::Bits10) ([`Ranked8`](Self::Ranked8)'s
+    /// [`bits`](Self::bits) is 10 too).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::FingerprintBits;
     /// assert_eq!(FingerprintBits::from_bits(8), Some(FingerprintBits::Bits8));
     /// assert_eq!(FingerprintBits::from_bits(12), Some(FingerprintBits::Bits12));
+    /// assert_eq!(FingerprintBits::from_bits(10), Some(FingerprintBits::Bits10));
     /// assert_eq!(FingerprintBits::from_bits(13), None);
     /// assert_eq!(FingerprintBits::from_bits(11), Some(FingerprintBits::Ranked7));
+    /// assert_eq!(FingerprintBits::from_bits(23), Some(FingerprintBits::Ranked3));
     /// assert!(FingerprintBits::ALL
     ///     .iter()
-    ///     .filter(|b| **b != FingerprintBits::Ranked6)
+    ///     .filter(|b| ![FingerprintBits::Ranked6, FingerprintBits::Ranked8].contains(b))
     ///     .all(|b| FingerprintBits::from_bits(b.bits()) == Some(*b)));
     /// ```
     pub const fn from_bits(bits: u32) -> Option<Self> {
@@ -339,6 +398,7 @@ impl FingerprintBits {
             32 => Some(Self::Bits32),
             11 => Some(Self::Ranked7),
             14 => Some(Self::Ranked5),
+            23 => Some(Self::Ranked3),
             _ => None,
         }
     }
@@ -358,9 +418,11 @@ impl FingerprintBits {
         match self {
             Self::Bits9 => 8,
             Self::Bits17 => 4,
+            Self::Ranked8 => 8,
             Self::Ranked7 => 7,
             Self::Ranked6 => 6,
             Self::Ranked5 => 5,
+            Self::Ranked3 => 3,
             _ => 64 / self.bits(),
         }
     }
@@ -378,9 +440,11 @@ impl FingerprintBits {
     /// ```
     pub const fn slots_per_bucket(self) -> u32 {
         match self {
+            Self::Ranked8 => 8,
             Self::Ranked7 => 7,
             Self::Bits10 | Self::Bits21 | Self::Ranked6 => 6,
             Self::Bits12 | Self::Ranked5 => 5,
+            Self::Ranked3 => 3,
             _ => 4,
         }
     }
@@ -844,6 +908,16 @@ ranked_width!(
 ranked_width!(
     /// Five 14-bit fingerprints a word, ranked: [`crate::ranked::Five`].
     R5, ranked::Five, bits 14
+);
+ranked_width!(
+    /// Eight fingerprints in `1..=703` (about 9.5 bits) a word, ranked:
+    /// [`crate::ranked::Eight`].
+    R8, ranked::Eight, bits 10
+);
+ranked_width!(
+    /// Three fingerprints in `1..=4_456_447` (about 22.1 bits) a word,
+    /// ranked: [`crate::ranked::Three`].
+    R3, ranked::Three, bits 23
 );
 
 impl Width for W21 {

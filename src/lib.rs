@@ -187,6 +187,7 @@
 //! |---|--:|--:|--:|
 //! | 8 | 8.7 | 2.9 % | 7.3 |
 //! | 9, semi-sorted | 8.7 | 1.5 % | 8.8 |
+//! | 9.5, ranked 8 (97 % load) | 8.4 | 2.2 % | 7.9 |
 //! | 10.6, ranked 7 (97 % load) | 9.7 | 0.88 % | 9.8 |
 //! | 10 | 11.5 | 1.1 % | 9.4 |
 //! | 12, ranked 6 (97 % load) | 11.3 | 0.28 % | 12.2 |
@@ -195,20 +196,23 @@
 //! | 16 (default) | 17.2 | 0.012 % | 18.8 |
 //! | 17, semi-sorted | 17.2 | 0.0058 % | 20.3 |
 //! | 21 | 22.9 | 5.4·10⁻⁶ | 25.2 |
+//! | 22.1, ranked 3 (91 % load) | 23.7 | 1.2·10⁻⁶ | 28.3 |
 //! | 32 | 34.2 | 1.8·10⁻⁹ | 41.9 |
 //!
 //! A rate between two rows gets the row below at its cost, or the row above
 //! sized for a lower load where that costs less (5·10⁻⁴: ranked 5 sized
 //! for 80.9 %, 16.2 bits per item), while Bloom's cost follows the rate:
-//! so 10⁻⁶ costs 34.2 bits here and 28.7 in a Bloom filter. The semi-sorted layouts give the memory of 8 and 16 bits with
+//! so 10⁻⁷ costs 34.2 bits here and 33.5 in a Bloom filter. The semi-sorted layouts give the memory of 8 and 16 bits with
 //! about half their false positives, for slower lookups; the ranked ones
-//! pack five to seven fingerprints into a word and fill it to 97 %, and
-//! the builder takes them over 10 and 12 bits; `cargo run --release
+//! pack three to eight fingerprints into a word and are sized for 97 %
+//! load (91 % with three), and the builder takes them over 8, 10 and 12
+//! bits and between 21 and 32; `cargo run --release
 //! --example rates` measures each choice. No bucket crosses a word
 //! boundary, so a plain layout's lookup compares whole words: 8, 10 and 12
 //! bits look up at about 0.8 to 1.4 times 16-bit's rate, 21 and 32 bits
 //! (two words a bucket) at 0.65 to 0.9; the semi-sorted ones, which decode
-//! a bucket first, at 0.5 to 0.8, the ranked ones at 0.4 to 0.65 (see
+//! a bucket first, at 0.5 to 0.8, the ranked ones of five to seven slots
+//! at 0.4 to 0.65 (see
 //! BENCHMARKS.md, Layouts and Ranked buckets).
 //!
 //! ```

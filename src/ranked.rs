@@ -19,11 +19,14 @@
 //! +-------------+---------+-----+---------+---------+
 //! ```
 //!
-//! The layouts ([`Layout`]): seven fingerprints of 12 prefix values and 7-bit
-//! suffixes (1535 fingerprints, about 10.6 bits; rank < C(18, 7) = 31 824 <
-//! 2^15), six of 16 prefix values and 8-bit suffixes (12 bits; rank <
-//! C(21, 6) = 54 264 < 2^16), five of 16 prefix values and 10-bit suffixes
-//! (14 bits; rank < C(20, 5) = 15 504 < 2^14).
+//! The layouts ([`Layout`]): eight fingerprints of 11 prefix values and
+//! 6-bit suffixes (703 fingerprints, about 9.5 bits; rank < C(18, 8) =
+//! 43 758 < 2^16), seven of 12 prefix values and 7-bit suffixes (1535
+//! fingerprints, about 10.6 bits; rank < C(18, 7) = 31 824 < 2^15), six of
+//! 16 prefix values and 8-bit suffixes (12 bits; rank < C(21, 6) = 54 264 <
+//! 2^16), five of 16 prefix values and 10-bit suffixes (14 bits; rank <
+//! C(20, 5) = 15 504 < 2^14), three of 17 prefix values and 18-bit suffixes
+//! (4 456 447 fingerprints, about 22.1 bits; rank < C(19, 3) = 969 < 2^10).
 //!
 //! # Why the word is canonical, and the empty bucket is 0
 //!
@@ -43,8 +46,9 @@
 //! already placed in the suffix lanes (prefix `i` at bit `S·i`). OR-ing `suffixes ^ broadcast(suffix)`
 //! with `prefixes ^ broadcast(prefix)` leaves a lane zero exactly where both
 //! parts match, and one zero-lane test over the `B` lanes answers: no
-//! branch, no bit deposit. The tables hold one `u64` per multiset: 248 KiB
-//! (seven slots), 424 KiB (six), 121 KiB (five), built at compile time.
+//! branch, no bit deposit. The tables hold one `u64` per multiset: 342 KiB
+//! (eight slots), 248 KiB (seven), 424 KiB (six), 121 KiB (five), 7.6 KiB
+//! (three), built at compile time.
 //! Writers ([`with`], [`without`]) decode the bucket, insert or remove in
 //! sorted order and re-encode (a sum of `B` binomials from a small table);
 //! a bucket whose smallest slot has a nonzero suffix is full, which inserts
@@ -57,10 +61,15 @@
 use crate::fingerprint::MAX_SLOTS;
 
 /// Most prefix values of any layout.
-const MAX_PREFIXES: usize = 16;
+const MAX_PREFIXES: usize = 17;
 
-/// `C(n, k)`, exact in `u64` for the arguments used here (up to `C(21, 6)`
-/// here and in [`crate::semisorted`]).
+/// Columns of [`RANK`]: [`MAX_PREFIXES`] rounded up to a power of two, so
+/// that [`encode_sorted`] keeps its index in the table by a mask rather
+/// than a division.
+const RANK_COLUMNS: usize = MAX_PREFIXES.next_power_of_two();
+
+/// `C(n, k)`, exact in `u64` for the arguments used here (up to
+/// `C(38, 8)` here and in [`crate::semisorted`]).
 pub(crate) const fn binomial(n: u64, k: u64) -> u64 {
     if k > n {
         return 0;
@@ -76,39 +85,42 @@ pub(crate) const fn binomial(n: u64, k: u64) -> u64 {
 }
 
 /// `RANK[i][p] = C(p + i, i + 1)`: the share of the rank of prefix `p` in
-/// sorted slot `i` (the same for every layout).
-static RANK: [[u32; MAX_PREFIXES]; MAX_SLOTS] = {
-    let mut t = [[0u32; MAX_PREFIXES]; MAX_SLOTS];
+/// sorted slot `i` (the same for every layout; the columns past
+/// [`MAX_PREFIXES`] are never read, and `C(38, 8)` still fits a `u32`).
+static RANK: [[u32; RANK_COLUMNS]; MAX_SLOTS] = rank_table();
+
+/// The contents of [`RANK`], which [`build_decode`] reads too.
+const fn rank_table() -> [[u32; RANK_COLUMNS]; MAX_SLOTS] {
+    let mut t = [[0u32; RANK_COLUMNS]; MAX_SLOTS];
     let mut i = 0;
     while i < MAX_SLOTS {
         let mut p = 0;
-        while p < MAX_PREFIXES {
+        while p < RANK_COLUMNS {
             t[i][p] = binomial((p + i) as u64, (i + 1) as u64) as u32;
             p += 1;
         }
         i += 1;
     }
     t
-};
+}
 
 /// The decode table of `b` slots of `s`-bit suffixes with `p` prefix
 /// values: entry `rank` holds the rank's sorted prefixes, prefix `i` at bit
 /// `s·i`. `N` must be `C(p + b − 1, b)`. Enumerates the non-decreasing
 /// sequences in order, like an odometer whose digits never fall below the
-/// one to their left.
+/// one to their left, and keeps the rank and the entry of the sequence as
+/// running sums that each step changes only in the digits it sets (mostly
+/// the last one): recomputing both for every sequence takes the compiler's
+/// evaluation of the eight-slot table past its step limit.
 const fn build_decode<const N: usize>(b: usize, s: u32, p: u32) -> [u64; N] {
     assert!(N as u64 == binomial((p as usize + b - 1) as u64, b as u64));
+    let shares = rank_table();
     let mut t = [0u64; N];
     let mut seq = [0u32; MAX_SLOTS];
+    // The rank and the entry of `seq`; all zero, which share nothing.
+    let mut rank = 0u64;
+    let mut entry = 0u64;
     loop {
-        let mut rank = 0u64;
-        let mut entry = 0u64;
-        let mut i = 0;
-        while i < b {
-            rank += binomial((seq[i] as usize + i) as u64, (i + 1) as u64);
-            entry |= (seq[i] as u64) << (s * i as u32);
-            i += 1;
-        }
         t[rank as usize] = entry;
         // The next sequence: raise the last digit that can rise, and set
         // every digit after it to its new value.
@@ -122,6 +134,9 @@ const fn build_decode<const N: usize>(b: usize, s: u32, p: u32) -> [u64; N] {
         let v = seq[k - 1] + 1;
         let mut j = k - 1;
         while j < b {
+            let old = seq[j];
+            rank = rank + shares[j][v as usize] as u64 - shares[j][old as usize] as u64;
+            entry = entry + ((v as u64) << (s * j as u32)) - ((old as u64) << (s * j as u32));
             seq[j] = v;
             j += 1;
         }
@@ -174,6 +189,10 @@ macro_rules! layout {
 }
 
 layout!(
+    /// Eight fingerprints of 11 prefix values and 6-bit suffixes.
+    Eight, DECODE8, slots 8, suffix 6, prefixes 11, ranks 43758
+);
+layout!(
     /// Seven fingerprints of 12 prefix values and 7-bit suffixes.
     Seven, DECODE7, slots 7, suffix 7, prefixes 12, ranks 31824
 );
@@ -184,6 +203,10 @@ layout!(
 layout!(
     /// Five 14-bit fingerprints: 16 prefix values, 10-bit suffixes.
     Five, DECODE5, slots 5, suffix 10, prefixes 16, ranks 15504
+);
+layout!(
+    /// Three fingerprints of 17 prefix values and 18-bit suffixes.
+    Three, DECODE3, slots 3, suffix 18, prefixes 17, ranks 969
 );
 
 /// The mask of one suffix lane.
@@ -324,7 +347,7 @@ fn encode_sorted<L: Layout>(fps: &[u32; MAX_SLOTS]) -> u64 {
     for (i, &fp) in fps.iter().enumerate().take(L::SLOTS) {
         debug_assert!(fp <= L::MAX, "fingerprint {fp:#x} too wide");
         debug_assert!(i == 0 || fps[i - 1] <= fp, "not sorted");
-        let prefix = (fp >> L::SUFFIX_BITS) as usize % MAX_PREFIXES;
+        let prefix = (fp >> L::SUFFIX_BITS) as usize & (RANK_COLUMNS - 1);
         rank += u64::from(RANK[i][prefix]);
         suffixes |= (u64::from(fp) & lane::<L>()) << (L::SUFFIX_BITS * i as u32);
     }

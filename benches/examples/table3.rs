@@ -23,7 +23,7 @@ use std::time::Instant;
 use benchmarks::{capacity_for_bytes, filter_with, splitmix};
 use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits};
 
-const USAGE: &str = "usage: table3 [--mib N] [--widths 8,12,16,17,r7,r6,r5] [--absent N]";
+const USAGE: &str = "usage: table3 [--mib N] [--widths 8,12,16,17,r8,r7,r6,r5,r3] [--absent N]";
 
 /// The paper's Table 3: (filter, items in millions, bits per item,
 /// false-positive rate, construction in million keys/s).

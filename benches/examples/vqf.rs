@@ -78,7 +78,7 @@ const USAGE: &str = "\
 usage: vqf [OPTIONS]
 
   --slots LIST        table sizes as log2 of the slots, 10 to 28 (default 20,26)
-  --layouts LIST      this crate's fingerprint widths (default all: 8,9,r7,10,r6,12,r5,16,17,21,32)
+  --layouts LIST      this crate's fingerprint widths (default all: 8,9,r8,r7,10,r6,12,r5,16,17,21,r3,32)
   --rounds N          interleaved rounds (default 3)
   --threads LIST      thread counts sharing one filter at 90 % (default 1,2)
   --quick             a smoke run: 2^18 slots, one round, short concurrent runs
@@ -167,7 +167,7 @@ fn parse_layouts(spec: &str) -> Result<Vec<FingerprintBits>, String> {
     spec.split(',')
         .map(|s| {
             benchmarks::parse_layout(s).ok_or_else(|| {
-                format!("not a layout: {s:?} (8, 9, 10, 12, 16, 17, 21, 32, r7, r6 or r5)")
+                format!("not a layout: {s:?} (8, 9, 10, 12, 16, 17, 21, 32, r8, r7, r6, r5 or r3)")
             })
         })
         .collect()

@@ -49,9 +49,10 @@ fn check(data: &[u8]) {
 
 /// Every layout's (width, slots per bucket), as a table's header records
 /// them at bytes 10 and 11: random bytes seldom name one.
-const LAYOUTS: [(u8, u8); 11] = [
+const LAYOUTS: [(u8, u8); 13] = [
     (8, 4),
     (9, 4),
+    (10, 8),
     (11, 7),
     (10, 6),
     (12, 6),
@@ -60,6 +61,7 @@ const LAYOUTS: [(u8, u8); 11] = [
     (16, 4),
     (17, 4),
     (21, 6),
+    (23, 3),
     (32, 4),
 ];
 

@@ -250,20 +250,28 @@ fn contains_vs_move_into_first_bucket_ranked_roles_swapped() {
     contains_during_relocation(FingerprintBits::Ranked7, 0, 3, 3, Roles::RacerOnMain);
 }
 
-/// Ranked buckets of six and of five, the same move.
+/// Ranked buckets of eight, six, five and three, the same move.
 #[test]
-fn contains_vs_move_into_first_bucket_ranked_six_and_five() {
-    for bits in [FingerprintBits::Ranked6, FingerprintBits::Ranked5] {
+fn contains_vs_move_into_first_bucket_ranked_other_sizes() {
+    for bits in OTHER_RANKED {
         contains_during_relocation(bits, 0, 3, 3, Roles::RacerSpawned);
     }
 }
 
 #[test]
-fn contains_vs_move_into_first_bucket_ranked_six_and_five_roles_swapped() {
-    for bits in [FingerprintBits::Ranked6, FingerprintBits::Ranked5] {
+fn contains_vs_move_into_first_bucket_ranked_other_sizes_roles_swapped() {
+    for bits in OTHER_RANKED {
         contains_during_relocation(bits, 0, 3, 3, Roles::RacerOnMain);
     }
 }
+
+/// The ranked layouts besides the seven-slot one the models above take.
+const OTHER_RANKED: [FingerprintBits; 4] = [
+    FingerprintBits::Ranked8,
+    FingerprintBits::Ranked6,
+    FingerprintBits::Ranked5,
+    FingerprintBits::Ranked3,
+];
 
 /// The batched lookup, on the dangerous direction (only the counter catches
 /// it) and the one ordering alone makes safe.

@@ -222,7 +222,7 @@ pub enum DecodeError {
     /// The load the header says the table was sized for (in thousandths,
     /// bytes 40 to 48 with flag bit 0 set) is not one the builder sizes a
     /// table of its layout for, other than the layout's full load: 500 to
-    /// the layout's highest (940 to 980, see `docs/FORMAT.md`).
+    /// the layout's highest (910 to 980, see `docs/FORMAT.md`).
     InvalidSizingLoad {
         /// The load found, in thousandths.
         load: u64,
@@ -268,7 +268,7 @@ impl fmt::Display for DecodeError {
                 write!(f, "unsupported cuckoo filter format version {version}")
             }
             DecodeError::UnknownFingerprintBits { bits } => {
-                write!(f, "unknown fingerprint width {bits} (expected 8, 9, 10, 11, 12, 14, 16, 17, 21 or 32 bits)")
+                write!(f, "unknown fingerprint width {bits} (expected 8, 9, 10, 11, 12, 14, 16, 17, 21, 23 or 32 bits)")
             }
             DecodeError::UnsupportedBucketSize { bits, slots } => {
                 let expected: Vec<String> = FingerprintBits::ALL

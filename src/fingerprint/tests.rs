@@ -185,6 +185,7 @@ fn layout_constants() {
     let slots = [
         W8::SLOTS,
         W9::SLOTS,
+        R8::SLOTS,
         R7::SLOTS,
         W10::SLOTS,
         R6::SLOTS,
@@ -193,6 +194,7 @@ fn layout_constants() {
         W16::SLOTS,
         W17::SLOTS,
         W21::SLOTS,
+        R3::SLOTS,
         W32::SLOTS,
     ];
     for (b, s) in FingerprintBits::ALL.into_iter().zip(slots) {
@@ -209,6 +211,10 @@ fn layout_constants() {
     assert_eq!(FingerprintBits::Bits9.slots_per_word(), 8);
     // The ranked layouts: one bucket a word, fingerprints below 2^bits.
     assert_eq!(
+        (R8::LANES, R8::SLOTS, R8::WORDS_PER_BUCKET, R8::MAX),
+        (8, 8, 1, 703)
+    );
+    assert_eq!(
         (R7::LANES, R7::SLOTS, R7::WORDS_PER_BUCKET, R7::MAX),
         (7, 7, 1, 1535)
     );
@@ -220,15 +226,39 @@ fn layout_constants() {
         (R5::LANES, R5::SLOTS, R5::WORDS_PER_BUCKET, R5::MAX),
         (5, 5, 1, 16383)
     );
+    assert_eq!(
+        (R3::LANES, R3::SLOTS, R3::WORDS_PER_BUCKET, R3::MAX),
+        (3, 3, 1, 4_456_447)
+    );
+    // Their fingerprint counts, as the rate bounds take them, are the
+    // codecs'.
+    for (b, max) in [
+        (FingerprintBits::Ranked8, R8::MAX),
+        (FingerprintBits::Ranked7, R7::MAX),
+        (FingerprintBits::Ranked6, R6::MAX),
+        (FingerprintBits::Ranked5, R5::MAX),
+        (FingerprintBits::Ranked3, R3::MAX),
+    ] {
+        assert_eq!(b.fingerprints(), max as f64, "{b:?}");
+        assert!(max < 1 << b.bits());
+    }
+    // The most slots of any bucket, which sizes the bucket arrays.
+    let most = FingerprintBits::ALL
+        .map(|b| b.slots_per_bucket())
+        .into_iter()
+        .max();
+    assert_eq!(most, Some(MAX_SLOTS as u32));
     for b in FingerprintBits::ALL {
         assert_eq!(
             FingerprintBits::from_layout(b.bits(), b.slots_per_bucket()),
             Some(b)
         );
         let ranked = [
+            FingerprintBits::Ranked8,
             FingerprintBits::Ranked7,
             FingerprintBits::Ranked6,
             FingerprintBits::Ranked5,
+            FingerprintBits::Ranked3,
         ];
         assert_eq!(b.is_ranked(), ranked.contains(&b));
     }
@@ -275,6 +305,9 @@ fn fingerprints_are_never_zero_and_invertible() {
     check_fingerprint_range::<W9>();
     check_fingerprint_range::<W17>();
     check_fingerprint_range::<W21>();
+    check_fingerprint_range::<R8>();
+    check_fingerprint_range::<R7>();
+    check_fingerprint_range::<R3>();
     // The table's fingerprint of a hash is the codec's.
     for h in [0, 1 << 40, u64::MAX, 0x9e37_79b9_7f4a_7c15] {
         assert_eq!(of_hash::<W17>(h), semisorted::of_hash(h));

@@ -6,9 +6,11 @@ use crate::test_rng::xorshift;
 
 /// Runs `check` on every layout.
 fn each_layout(check: impl Fn(&dyn Fn() -> Box<dyn LayoutCase>)) {
+    check(&|| Box::new(Case::<Eight>(std::marker::PhantomData)));
     check(&|| Box::new(Case::<Seven>(std::marker::PhantomData)));
     check(&|| Box::new(Case::<Six>(std::marker::PhantomData)));
     check(&|| Box::new(Case::<Five>(std::marker::PhantomData)));
+    check(&|| Box::new(Case::<Three>(std::marker::PhantomData)));
 }
 
 /// The codec of one layout behind a trait object, so that one test body
@@ -16,6 +18,7 @@ fn each_layout(check: impl Fn(&dyn Fn() -> Box<dyn LayoutCase>)) {
 trait LayoutCase {
     fn slots(&self) -> usize;
     fn max(&self) -> u32;
+    fn prefixes(&self) -> u32;
     fn ranks(&self) -> usize;
     fn suffix_bits(&self) -> u32;
     fn table(&self) -> &'static [u64];
@@ -38,6 +41,9 @@ impl<L: Layout> LayoutCase for Case<L> {
     }
     fn max(&self) -> u32 {
         L::MAX
+    }
+    fn prefixes(&self) -> u32 {
+        L::PREFIXES
     }
     fn ranks(&self) -> usize {
         L::RANKS
@@ -89,7 +95,10 @@ fn every_rank_decodes_to_its_own_sorted_prefixes_and_back() {
                 .map(|i| (entry >> (s * i as u32)) & ((1 << s) - 1))
                 .collect();
             assert!(prefixes.windows(2).all(|w| w[0] <= w[1]), "rank {rank}");
-            assert!(prefixes.iter().all(|&p| p < 16), "rank {rank}");
+            assert!(
+                prefixes.iter().all(|&p| p < u64::from(c.prefixes())),
+                "rank {rank}"
+            );
             assert!(seen.insert(entry), "two ranks decode to one multiset");
             // The word of these prefixes with random suffixes (in an order
             // that keeps the slots sorted: ascending within equal prefixes)
@@ -145,12 +154,15 @@ fn words_out_of_order_are_refused() {
         let (a, b) = (s * (c.slots() as u32 - 2), s * (c.slots() as u32 - 1));
         let swapped = word & !(lane << a) & !(lane << b) | 9 << a | 5 << b;
         assert!(!c.is_canonical(swapped));
-        // An empty slot (0) after a full one.
+        // An empty slot (0) after a full one: the one fingerprint moved
+        // from the last slot, where the codec puts it, to the first.
         let mut one = [0u32; MAX_SLOTS];
         one[0] = 7;
         let w = c.encode(one);
-        let moved = (w & !lane) | 7 << s;
-        assert!(!c.is_canonical(moved) || moved == w);
+        let last = s * (c.slots() as u32 - 1);
+        assert_eq!(w >> last & lane, 7);
+        let moved = (w & !(lane << last)) | 7;
+        assert!(!c.is_canonical(moved));
     });
 }
 
@@ -217,4 +229,29 @@ fn operations_agree_with_a_multiset_model() {
             }
         }
     });
+}
+
+#[test]
+fn each_layout_fills_its_word() {
+    // (slots, suffix bits, prefixes, ranks, largest fingerprint): the rank
+    // is below `C(P + B − 1, B)` and fits the bits above the suffixes, and
+    // the number of ranks in each layout's bits is near that count (the
+    // layouts waste little of the word).
+    each_layout(|case| {
+        let c = case();
+        let n = binomial(
+            u64::from(c.prefixes()) + c.slots() as u64 - 1,
+            c.slots() as u64,
+        );
+        assert_eq!(c.ranks() as u64, n);
+        assert_eq!(c.table().len(), c.ranks());
+        let rank_bits = 64 - c.suffix_bits() * c.slots() as u32;
+        assert!(n <= 1 << rank_bits && n > 1 << (rank_bits - 1));
+        assert_eq!(c.max(), (c.prefixes() << c.suffix_bits()) - 1);
+    });
+    assert_eq!((Eight::SLOTS, Eight::MAX, Eight::RANKS), (8, 703, 43_758));
+    assert_eq!(
+        (Three::SLOTS, Three::MAX, Three::RANKS),
+        (3, 4_456_447, 969)
+    );
 }

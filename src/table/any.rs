@@ -6,7 +6,9 @@
 
 use super::{Full, Table};
 use crate::error::AllocError;
-use crate::fingerprint::{FingerprintBits, R5, R6, R7, W10, W12, W16, W17, W21, W32, W8, W9};
+use crate::fingerprint::{
+    FingerprintBits, R3, R5, R6, R7, R8, W10, W12, W16, W17, W21, W32, W8, W9,
+};
 
 /// The table behind a filter (and behind each table of a growable filter's
 /// chain), one variant per fingerprint width.
@@ -19,9 +21,11 @@ pub(crate) enum AnyTable {
     Bits17(Table<W17>),
     Bits21(Table<W21>),
     Bits32(Table<W32>),
+    Ranked8(Table<R8>),
     Ranked7(Table<R7>),
     Ranked6(Table<R6>),
     Ranked5(Table<R5>),
+    Ranked3(Table<R3>),
 }
 
 /// Runs `$body` with `$t` bound to the concrete table.
@@ -36,9 +40,11 @@ macro_rules! dispatch {
             $crate::table::AnyTable::Bits17($t) => $body,
             $crate::table::AnyTable::Bits21($t) => $body,
             $crate::table::AnyTable::Bits32($t) => $body,
+            $crate::table::AnyTable::Ranked8($t) => $body,
             $crate::table::AnyTable::Ranked7($t) => $body,
             $crate::table::AnyTable::Ranked6($t) => $body,
             $crate::table::AnyTable::Ranked5($t) => $body,
+            $crate::table::AnyTable::Ranked3($t) => $body,
         }
     };
 }
@@ -90,6 +96,11 @@ macro_rules! with_width {
                 let $wrap = $crate::table::AnyTable::Bits32;
                 $body
             }
+            $crate::fingerprint::FingerprintBits::Ranked8 => {
+                type $W = $crate::fingerprint::R8;
+                let $wrap = $crate::table::AnyTable::Ranked8;
+                $body
+            }
             $crate::fingerprint::FingerprintBits::Ranked7 => {
                 type $W = $crate::fingerprint::R7;
                 let $wrap = $crate::table::AnyTable::Ranked7;
@@ -103,6 +114,11 @@ macro_rules! with_width {
             $crate::fingerprint::FingerprintBits::Ranked5 => {
                 type $W = $crate::fingerprint::R5;
                 let $wrap = $crate::table::AnyTable::Ranked5;
+                $body
+            }
+            $crate::fingerprint::FingerprintBits::Ranked3 => {
+                type $W = $crate::fingerprint::R3;
+                let $wrap = $crate::table::AnyTable::Ranked3;
                 $body
             }
         }
@@ -132,7 +148,7 @@ macro_rules! variants {
     };
 }
 variants!(W8 => Bits8, W9 => Bits9, W10 => Bits10, W12 => Bits12, W16 => Bits16, W17 => Bits17, W21 => Bits21, W32 => Bits32,
-    R7 => Ranked7, R6 => Ranked6, R5 => Ranked5);
+    R8 => Ranked8, R7 => Ranked7, R6 => Ranked6, R5 => Ranked5, R3 => Ranked3);
 
 impl AnyTable {
     /// An empty table, or an error if its memory cannot be allocated.
@@ -152,9 +168,11 @@ impl AnyTable {
             AnyTable::Bits17(_) => FingerprintBits::Bits17,
             AnyTable::Bits21(_) => FingerprintBits::Bits21,
             AnyTable::Bits32(_) => FingerprintBits::Bits32,
+            AnyTable::Ranked8(_) => FingerprintBits::Ranked8,
             AnyTable::Ranked7(_) => FingerprintBits::Ranked7,
             AnyTable::Ranked6(_) => FingerprintBits::Ranked6,
             AnyTable::Ranked5(_) => FingerprintBits::Ranked5,
+            AnyTable::Ranked3(_) => FingerprintBits::Ranked3,
         }
     }
 
@@ -183,9 +201,11 @@ impl AnyTable {
             AnyTable::Bits9(t) => t.contains_hash_out_of_line(hash),
             AnyTable::Bits17(t) => t.contains_hash_out_of_line(hash),
             AnyTable::Bits21(t) => t.contains(t.position(hash)),
+            AnyTable::Ranked8(t) => t.contains_hash_out_of_line(hash),
             AnyTable::Ranked7(t) => t.contains_hash_out_of_line(hash),
             AnyTable::Ranked6(t) => t.contains_hash_out_of_line(hash),
             AnyTable::Ranked5(t) => t.contains_hash_out_of_line(hash),
+            AnyTable::Ranked3(t) => t.contains_hash_out_of_line(hash),
         }
     }
 

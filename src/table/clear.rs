@@ -208,7 +208,8 @@ mod tests {
     use crate::table::with_width;
 
     fn clears<W: Width>() {
-        let t = Table::<W>::new(64).unwrap();
+        // 200 items in at least 384 slots (buckets of three and up).
+        let t = Table::<W>::new(128).unwrap();
         for i in 0..200u64 {
             let hash = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
             t.insert(t.position(hash)).unwrap();

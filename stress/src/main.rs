@@ -64,7 +64,7 @@ OPTIONS:
     --seed N           seed of every random choice, and of the filter's hasher
                        [default: 7]
     --bits B           fingerprint width: 8, 9, 10, 12, 16, 17, 21 or 32, or a
-                       ranked layout by its slots a word: r7, r6 or r5
+                       ranked layout by its slots a word: r8, r7, r6, r5 or r3
                        [default: 16]
     --shared-keys N    keys that several threads insert and remove as
                        duplicates; each is used by at most 8 threads, each
@@ -159,12 +159,15 @@ impl Default for Config {
     }
 }
 
-/// `--bits`' value for `bits`: the width, or r7, r6, r5 for a ranked layout.
+/// `--bits`' value for `bits`: the width, or r8, r7, r6, r5, r3 for a
+/// ranked layout.
 pub(crate) fn bits_arg(bits: FingerprintBits) -> String {
     match bits {
+        FingerprintBits::Ranked8 => "r8".into(),
         FingerprintBits::Ranked7 => "r7".into(),
         FingerprintBits::Ranked6 => "r6".into(),
         FingerprintBits::Ranked5 => "r5".into(),
+        FingerprintBits::Ranked3 => "r3".into(),
         b => b.bits().to_string(),
     }
 }
@@ -241,11 +244,14 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, 
             "--fpr-probes" => cfg.fpr_probes = num(&flag, &value()?)?,
             "--bits" => {
                 let v = value()?;
-                // The ranked layouts by their slots per word: r7, r6, r5.
+                // The ranked layouts by their slots per word: r8, r7, r6,
+                // r5, r3.
                 let ranked = match v.as_str() {
+                    "r8" => Some(FingerprintBits::Ranked8),
                     "r7" => Some(FingerprintBits::Ranked7),
                     "r6" => Some(FingerprintBits::Ranked6),
                     "r5" => Some(FingerprintBits::Ranked5),
+                    "r3" => Some(FingerprintBits::Ranked3),
                     _ => None,
                 };
                 cfg.bits = ranked
@@ -255,7 +261,10 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Config>, 
                             .and_then(FingerprintBits::from_bits)
                     })
                     .ok_or_else(|| {
-                        format!("--bits: {v:?} is not 8, 9, 10, 12, 16, 17, 21, 32, r7, r6 or r5")
+                        format!(
+                            "--bits: {v:?} is not 8, 9, 10, 12, 16, 17, 21, 32, r8, r7, r6, r5 \
+                             or r3"
+                        )
                     })?;
             }
             "--mix" => {

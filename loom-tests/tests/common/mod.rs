@@ -128,11 +128,13 @@ pub fn filter_of(bits: FingerprintBits, buckets: u64) -> Filter {
 }
 
 /// The largest fingerprint searched for: the width's largest, at most 2^16 - 1
-/// (1535 for the ranked buckets of seven, whose fingerprints are not a
-/// whole number of bits).
+/// (703 and 1535 for the ranked buckets of eight and seven, whose
+/// fingerprints are not a whole number of bits).
 fn max_fp(f: &Filter) -> u32 {
-    if f.fingerprint_bits() == FingerprintBits::Ranked7 {
-        return 1535;
+    match f.fingerprint_bits() {
+        FingerprintBits::Ranked8 => return 703,
+        FingerprintBits::Ranked7 => return 1535,
+        _ => {}
     }
     ((1u64 << f.fingerprint_bits().bits()) - 1).min(u64::from(u16::MAX)) as u32
 }
