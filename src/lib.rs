@@ -14,17 +14,17 @@
 //! capacity.
 //!
 //! **Pick it over a Bloom filter** when you need to remove items: a Bloom
-//! filter cannot. On memory alone it wins only in narrow bands. An ideal
-//! Bloom filter needs `1.44 · log2(1/ε)` bits per item for a rate ε, less the
-//! higher ε; a cuckoo filter pays for the cheapest
-//! [width](#fingerprint-widths) that meets ε, in steps. It needs less where a width just meets the rate: from
-//! about 0.006 % to 0.025 % (17.2 bits per item, against Bloom's 17.2 to
-//! 20.3), 6·10⁻⁶ to 1.5·10⁻⁵ (22.9 bits), 2·10⁻⁹ to 7·10⁻⁸ (34.2 bits), and
-//! around 1.5 % (8.7 bits, by a hair). Elsewhere it needs more: 13.8 bits
-//! against 9.6 at 1 %, 17.2 against 12.9 at 0.2 %, 22.9 against 20.6 at
-//! 5·10⁻⁵, 34.2 against 28.7 at 10⁻⁶ and 33.5 at 10⁻⁷. A lookup reads two
-//! buckets, not *k* scattered bits. A fixed-size filter refuses inserts once
-//! full (at about 95 % load): size it, or let it [grow](#growth).
+//! filter cannot. On memory it wins at most rates from 1 % down. An ideal
+//! Bloom filter needs `1.44 · log2(1/ε)` bits per item for a rate ε; a
+//! cuckoo filter pays for the cheapest [layout](#fingerprint-widths) that
+//! meets ε, in steps. Asked for a rate, the builder's filter of 10⁶ items
+//! takes fewer bits than that at 10 of 16 rates from 3 % to 10⁻⁸ (1 %: 9.4
+//! bits against 9.6; 0.1 %: 13.3 against 14.4; 10⁻⁴: 16.9 against 19.2), at
+//! most 3 % more at the others from 1 % down, and 7 and 13 % more at 2 %
+//! and 3 % (the `sweep` example of the benchmarks). A lookup reads two
+//! buckets, not *k* scattered bits. A fixed-size filter refuses inserts
+//! once full (at 93 to 99 % load, by layout): size it, or let it
+//! [grow](#growth).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -180,40 +180,44 @@
 //! percent above that load, meets the rate; [`Builder::fingerprint_bits`] forces
 //! one ([`FingerprintBits`] lists them). Bits per item are
 //! [`memory_usage`](CuckooFilter::memory_usage) over the capacity, for a
-//! filter of two million items (side structures add a few KiB, which weigh
-//! on small filters); the Bloom column is `1.44 · log2(1/ε)` at the same rate.
+//! filter of two million items sized for the highest load the builder
+//! takes the layout to (side structures add a few KiB, which weigh on
+//! small filters; without a rate, the builder sizes every layout for 94 %,
+//! the ranked ones for 97 %, a few percent more bits); the bound is the
+//! layout's rate one percent above that load, and the Bloom column is
+//! `1.44 · log2(1/ε)` at that rate.
 //!
-//! | width | bits per item | false positives at 95 % load | Bloom, bits per item |
-//! |---|--:|--:|--:|
-//! | 8 | 8.7 | 2.9 % | 7.3 |
-//! | 9, semi-sorted | 8.7 | 1.5 % | 8.8 |
-//! | 9.5, ranked 8 (97 % load) | 8.4 | 2.2 % | 7.9 |
-//! | 10.6, ranked 7 (97 % load) | 9.7 | 0.88 % | 9.8 |
-//! | 10 | 11.5 | 1.1 % | 9.4 |
-//! | 12, ranked 6 (97 % load) | 11.3 | 0.28 % | 12.2 |
-//! | 12 | 13.8 | 0.23 % | 12.6 |
-//! | 14, ranked 5 (97 % load) | 13.5 | 0.059 % | 15.4 |
-//! | 16 (default) | 17.2 | 0.012 % | 18.8 |
-//! | 17, semi-sorted | 17.2 | 0.0058 % | 20.3 |
-//! | 21 | 22.9 | 5.4·10⁻⁶ | 25.2 |
-//! | 22.1, ranked 3 (91 % load) | 23.7 | 1.2·10⁻⁶ | 28.3 |
-//! | 32 | 34.2 | 1.8·10⁻⁹ | 41.9 |
+//! | width | sized for | bits per item | false positives | Bloom, bits per item |
+//! |---|--:|--:|--:|--:|
+//! | 8 | 94 % | 8.6 | 2.9 % | 7.3 |
+//! | 9, semi-sorted | 94 % | 8.6 | 1.5 % | 8.8 |
+//! | 9.5, ranked 8 | 98 % | 8.2 | 2.2 % | 7.9 |
+//! | 10.6, ranked 7 | 98 % | 9.4 | 0.90 % | 9.8 |
+//! | 10 | 96.5 % | 11.2 | 1.1 % | 9.3 |
+//! | 12, ranked 6 | 98 % | 11.0 | 0.29 % | 12.2 |
+//! | 12 | 96.5 % | 13.4 | 0.24 % | 12.6 |
+//! | 14, ranked 5 | 97 % | 13.3 | 0.060 % | 15.5 |
+//! | 16 (default) | 95.5 % | 16.9 | 0.012 % | 18.8 |
+//! | 17, semi-sorted | 95.5 % | 16.9 | 0.0059 % | 20.3 |
+//! | 21 | 97 % | 22.1 | 5.6·10⁻⁶ | 25.2 |
+//! | 22.1, ranked 3 | 91 % | 23.6 | 1.2·10⁻⁶ | 28.3 |
+//! | 32 | 95.5 % | 33.6 | 1.8·10⁻⁹ | 41.9 |
 //!
 //! A rate between two rows gets the row below at its cost, or the row above
 //! sized for a lower load where that costs less (5·10⁻⁴: ranked 5 sized
-//! for 80.9 %, 16.2 bits per item), while Bloom's cost follows the rate:
-//! so 10⁻⁷ costs 34.2 bits here and 33.5 in a Bloom filter. The semi-sorted layouts give the memory of 8 and 16 bits with
-//! about half their false positives, for slower lookups; the ranked ones
-//! pack three to eight fingerprints into a word and are sized for 97 %
-//! load (91 % with three), and the builder takes them over 8, 10 and 12
-//! bits and between 21 and 32; `cargo run --release
-//! --example rates` measures each choice. No bucket crosses a word
-//! boundary, so a plain layout's lookup compares whole words: 8, 10 and 12
-//! bits look up at about 0.8 to 1.4 times 16-bit's rate, 21 and 32 bits
-//! (two words a bucket) at 0.65 to 0.9; the semi-sorted ones, which decode
-//! a bucket first, at 0.5 to 0.8, the ranked ones of five to seven slots
-//! at 0.4 to 0.65 (see
-//! BENCHMARKS.md, Layouts and Ranked buckets).
+//! for 80.9 %, 16.0 bits per item; 10⁻⁶: ranked 3 sized for 73.2 %, 29.3
+//! bits), while Bloom's cost follows the rate: so 10⁻⁷ costs 33.7 bits here
+//! and 33.5 in a Bloom filter. The semi-sorted layouts give the memory of 8
+//! and 16 bits with about half their false positives, for slower lookups;
+//! the ranked ones pack three to eight fingerprints into a word, and the
+//! builder takes them over 8, 10 and 12 bits and between 21 and 32;
+//! `cargo run --release --example rates` measures each choice. No bucket
+//! crosses a word boundary, so a plain layout's lookup compares whole
+//! words: 8, 10 and 12 bits look up at about 0.8 to 1.4 times 16-bit's
+//! rate, 21 and 32 bits (two words a bucket) at 0.65 to 0.9; the
+//! semi-sorted ones, which decode a bucket first, at 0.5 to 0.8, the
+//! ranked ones at 0.4 to 0.7 (see BENCHMARKS.md, Layouts and Ranked
+//! buckets).
 //!
 //! ```
 //! use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, DEFAULT_SEED};
@@ -290,8 +294,10 @@
 //! # Limits
 //!
 //! * A [`CuckooFilter`] holds about its [`capacity`](CuckooFilter::capacity)
-//!   (sized for 94 % load, 97 % in the ranked layouts, or less where a
-//!   rate asks it; inserts reach 95 % and more), then answers
+//!   (sized for 94 % load, 97 % in the ranked layouts, 91 % with three
+//!   slots; asked for a rate, up to 95.5 to 98 % by layout, or less;
+//!   the first refused insert comes most often one to two percent above
+//!   that), then answers
 //!   [`InsertError::Full`].
 //! * Removing an item that was never inserted may remove another item that
 //!   shares its fingerprint and buckets (with the false-positive probability);
