@@ -342,7 +342,8 @@ impl FingerprintBits {
     /// buckets of three first refuse at 93.4 % (2^20 slots, 200 seeds) and
     /// stay at their full load, 910. The first refusal moves by a tenth of a percent between
     /// seeds and falls by about that much from 2^20 to 2^24 slots; the
-    /// builder's slack covers small tables.
+    /// builder's slack covers small tables. (The benchmarks' `first_refusal`
+    /// example measures these.)
     pub(crate) const fn max_load(self) -> u32 {
         match self {
             Self::Bits8 | Self::Bits9 => 940,
