@@ -340,10 +340,10 @@ impl FingerprintBits {
     /// (ranked six) and 98.9 % (21 bits), 965, 980 and 970; ranked seven at
     /// 99.1 % and eight at 99.25 % (2^20 slots, 200 seeds), 980. Ranked
     /// buckets of three first refuse at 93.4 % (2^20 slots, 200 seeds) and
-    /// stay at their full load, 910. The first refusal moves by a tenth of a percent between
-    /// seeds and falls by about that much from 2^20 to 2^24 slots; the
-    /// builder's slack covers small tables. (The benchmarks' `first_refusal`
-    /// example measures these.)
+    /// stay at their full load, 910. The first refusal moves by a tenth of
+    /// a percent between seeds and falls by about that much from 2^20 to
+    /// 2^24 slots; the builder's slack covers small tables. (The
+    /// benchmarks' `first_refusal` example measures these.)
     pub(crate) const fn max_load(self) -> u32 {
         match self {
             Self::Bits8 | Self::Bits9 => 940,
