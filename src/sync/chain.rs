@@ -67,14 +67,7 @@ impl<T: Chained> Link<T> {
     pub(crate) fn chain(&self) -> impl Iterator<Item = &T> {
         std::iter::successors(self.get(), |block| block.link().get())
     }
-}
 
-/// `first` and the blocks chained after it, in order.
-pub(crate) fn from<T: Chained>(first: &T) -> impl Iterator<Item = &T> {
-    std::iter::successors(Some(first), |block| block.link().get())
-}
-
-impl<T: Chained> Link<T> {
     /// Frees every block chained after this link, one after another (not
     /// recursively: a chain may be long). For the owner's `Drop`: with
     /// `&mut` on it, no other thread holds the chain.
@@ -92,4 +85,9 @@ impl<T: Chained> Link<T> {
                 .swap(std::ptr::null_mut(), Ordering::Acquire);
         }
     }
+}
+
+/// `first` and the blocks chained after it, in order.
+pub(crate) fn from<T: Chained>(first: &T) -> impl Iterator<Item = &T> {
+    std::iter::successors(Some(first), |block| block.link().get())
 }
