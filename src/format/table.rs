@@ -709,6 +709,15 @@ fn read_words<W: Width, R: std::io::Read>(
 mod tests {
     use super::*;
 
+    /// Rewrites the checksum at the end of `bytes` over every byte before
+    /// it: an edited input that only the checks after the checksum's can
+    /// refuse.
+    fn reseal(bytes: &mut [u8]) {
+        let n = bytes.len();
+        let crc = crc32c::crc32c(&bytes[..n - CHECKSUM_LEN]);
+        bytes[n - CHECKSUM_LEN..].copy_from_slice(&crc.to_le_bytes());
+    }
+
     #[test]
     fn slots_are_packed_into_words_in_order() {
         // Slot k of bucket b is lane s·b + k of the table (s slots a
@@ -762,9 +771,7 @@ mod tests {
             for (bucket, (at, word)) in damage.into_iter().enumerate() {
                 let mut damaged = bytes.clone();
                 damaged[HEADER_LEN + at] = 0xff;
-                let n = damaged.len();
-                let crc = crc32c::crc32c(&damaged[..n - 4]);
-                damaged[n - 4..].copy_from_slice(&crc.to_le_bytes());
+                reseal(&mut damaged);
                 assert_eq!(
                     CuckooFilter::from_bytes(&damaged).unwrap_err(),
                     DecodeError::InvalidBucket { word },
@@ -793,9 +800,7 @@ mod tests {
             // 2^10 − 2^2 against 43 758, 31 824, 54 264, 15 504 and 969).
             let mut damaged = bytes.clone();
             damaged[HEADER_LEN + 2 * 8 + 7] = 0xff;
-            let n = damaged.len();
-            let crc = crc32c::crc32c(&damaged[..n - 4]);
-            damaged[n - 4..].copy_from_slice(&crc.to_le_bytes());
+            reseal(&mut damaged);
             assert_eq!(
                 CuckooFilter::from_bytes(&damaged).unwrap_err(),
                 DecodeError::InvalidBucket { word: 2 },
@@ -810,9 +815,7 @@ mod tests {
         let mut bytes = f.to_bytes();
         assert_eq!((bytes[10], bytes[11]), (12, 6));
         bytes[11] = 4;
-        let n = bytes.len();
-        let crc = crc32c::crc32c(&bytes[..n - 4]);
-        bytes[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        reseal(&mut bytes);
         assert_eq!(
             CuckooFilter::from_bytes(&bytes).unwrap_err(),
             DecodeError::UnsupportedBucketSize { bits: 12, slots: 4 }
@@ -836,9 +839,7 @@ mod tests {
                 let in_slot = at < lanes * f_bits && (word * lanes + at / f_bits) < slots;
                 let mut damaged = bytes.clone();
                 damaged[HEADER_LEN + bit / 8] |= 1 << (bit % 8);
-                let n = damaged.len();
-                let crc = crc32c::crc32c(&damaged[..n - 4]);
-                damaged[n - 4..].copy_from_slice(&crc.to_le_bytes());
+                reseal(&mut damaged);
                 let got = CuckooFilter::from_bytes(&damaged);
                 if in_slot {
                     assert!(
@@ -929,8 +930,7 @@ mod tests {
         let mut wrong = with_moved(&f, hash, &[entry]);
         let n = wrong.len();
         wrong[n - 12] ^= 1;
-        let crc = crc32c::crc32c(&wrong[..n - 4]);
-        wrong[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        reseal(&mut wrong);
         assert!(matches!(
             CuckooFilter::from_bytes(&wrong),
             Err(DecodeError::ItemCountMismatch { .. })
@@ -938,9 +938,7 @@ mod tests {
         // The reserved field of a version-2 header.
         let mut reserved = f.to_bytes();
         reserved[40] = 1; // bytes 40..48: reserved in version 2
-        let n = reserved.len();
-        let crc = crc32c::crc32c(&reserved[..n - 4]);
-        reserved[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        reseal(&mut reserved);
         assert_eq!(
             CuckooFilter::from_bytes(&reserved).unwrap_err(),
             DecodeError::ReservedNotZero
@@ -958,9 +956,7 @@ mod tests {
             let mut b = f.to_bytes();
             b[12] = 1; // the sized flag
             b[40..48].copy_from_slice(&load.to_le_bytes());
-            let n = b.len();
-            let crc = crc32c::crc32c(&b[..n - 4]);
-            b[n - 4..].copy_from_slice(&crc.to_le_bytes());
+            reseal(&mut b);
             CuckooFilter::from_bytes(&b)
         };
         let bits = FingerprintBits::Bits16;
