@@ -36,6 +36,14 @@ pub fn with_buckets<S>(
     CuckooFilter::with_buckets(buckets, bits, hasher)
 }
 
+/// The loads, as fractions of the slots, a table of `bits`' layout is
+/// sized for: without a rate (its full load), and at most when the builder
+/// is asked for one (its max load).
+pub fn sizing_loads(bits: FingerprintBits) -> (f64, f64) {
+    let fraction = |thousandths: u32| f64::from(thousandths) / 1000.0;
+    (fraction(bits.full_load()), fraction(bits.max_load()))
+}
+
 /// A look inside a filter's table.
 pub trait TableHooks {
     /// A hash whose first bucket is `bucket` and whose fingerprint is `fp`

@@ -88,20 +88,10 @@ fn every_layout_fills_past_its_sizing_load_and_keeps_its_rate() {
     for bits in FingerprintBits::ALL {
         let buckets = ((1u64 << 20) / u64::from(bits.slots_per_bucket())) & !1;
         let (load, fpr, _) = fill(buckets, bits);
-        let (rated, highest) = match bits {
-            FingerprintBits::Bits8 | FingerprintBits::Bits9 => (0.95, 0.940),
-            FingerprintBits::Bits16 | FingerprintBits::Bits17 | FingerprintBits::Bits32 => {
-                (0.95, 0.955)
-            }
-            FingerprintBits::Bits10 | FingerprintBits::Bits12 => (0.95, 0.965),
-            FingerprintBits::Bits21 => (0.95, 0.970),
-            FingerprintBits::Ranked5 => (0.98, 0.970),
-            FingerprintBits::Ranked6 | FingerprintBits::Ranked7 | FingerprintBits::Ranked8 => {
-                (0.98, 0.980)
-            }
-            FingerprintBits::Ranked3 => (0.92, 0.910),
-            _ => unreachable!("a layout of this test's list"),
-        };
+        // The load its rate bound is taken at when sized without a rate
+        // (one percent above its full load), and the highest.
+        let (full, highest) = test_hooks::sizing_loads(bits);
+        let rated = full + 0.01;
         let bound = bits.false_positive_rate(load);
         let sigma = (bound / 2e6).sqrt();
         eprintln!("{bits:?}: load {load:.4}, fpr {fpr:.3e}, bound {bound:.3e}");

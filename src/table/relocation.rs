@@ -33,7 +33,7 @@ use crossbeam_utils::CachePadded;
 
 /// Most stripes a table gets. 256 padded stripes are 32 KiB: they stay in L2
 /// beside a table of any size.
-const MAX_STRIPES: usize = if cfg!(lockfree_cuckoo_filter_loom) {
+pub(crate) const MAX_STRIPES: usize = if cfg!(lockfree_cuckoo_filter_loom) {
     1
 } else {
     256
@@ -47,7 +47,7 @@ const MAX_STRIPES: usize = if cfg!(lockfree_cuckoo_filter_loom) {
 /// of any pair of that stripe since the lookup's core last read it, and
 /// both rates scale with the stripe count alike; a spurious retry needs a
 /// move in the stripe within one lookup's few dozen nanoseconds.
-const BUCKETS_PER_STRIPE: u64 = 4096;
+pub(crate) const BUCKETS_PER_STRIPE: u64 = 4096;
 
 /// One stripe: the relocation counter of its pairs, and how many operations
 /// on its pairs hold an uncounted copy.

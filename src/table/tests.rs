@@ -201,8 +201,8 @@ fn relocate_moves_exactly_one_copy() {
 /// alternate (which `clear`'s sweep asks) is the one that movers and
 /// `insert_if_absent` enter, from either bucket of the pair.
 fn writers_mark_the_readers_stripe<W: Width>() {
-    // The smallest table with the most stripes (one per 4096 buckets).
-    let buckets = 1 << 20;
+    // The smallest table with the most stripes.
+    let buckets = relocation::BUCKETS_PER_STRIPE * relocation::MAX_STRIPES as u64;
     let t = Table::<W>::new(buckets).unwrap();
     let stripe_size = std::mem::size_of::<crossbeam_utils::CachePadded<relocation::Stripe>>();
     assert_eq!(
