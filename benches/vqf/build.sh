@@ -9,10 +9,10 @@
 #
 # The library holds three builds of src/vqf_filter.c (8-bit remainders, the
 # default TAG_BITS), each compiled with g++ (the file is C++ despite its name,
-# as VQF's own Makefile compiles it) at -O3 -march=native, AVX-512 where the
-# CPU has it. VQF_MARCH=x86-64-v4 makes a library that runs on any CPU with
-# AVX-512 (F, BW, CD, DQ, VL) and VBMI, which VQF's shuffles need, to carry
-# to another machine:
+# as VQF's own Makefile compiles it) at -O3 -march=native: VQF's AVX-512 code
+# where the CPU has it, its AVX2 code otherwise. VQF_MARCH=x86-64-v4 makes a
+# library that runs on any CPU with AVX-512 (F, BW, CD, DQ, VL) and VBMI,
+# which VQF's shuffles need, to carry to another machine:
 #
 #   vqf_*      the plain build (not thread-safe);
 #   vqf_mt_*   the thread-safe build as published (-DENABLE_THREADS): inserts
@@ -58,9 +58,16 @@ set -x
 $CXX $flags -c "$src/src/vqf_filter.c" -o "$obj/vqf_plain.o"
 $CXX $flags -DENABLE_THREADS -c "$src/src/vqf_filter.c" -o "$obj/vqf_mt.o"
 $CXX $flags -DENABLE_THREADS -c "$out/vqf_filter_removes_locked.c" -o "$obj/vqf_mtl.o"
-$CXX $flags -c "$src/src/shuffle_matrix_512.c" -o "$obj/shuffle_matrix_512.o"
-$CXX $flags -c "$src/src/shuffle_matrix_512_16.c" -o "$obj/shuffle_matrix_512_16.o"
 set +x
+# The shuffle tables serve only the AVX-512 code; on a CPU without AVX-512BW
+# VQF compiles its AVX2 code, which needs none.
+shuffles=
+if $CXX -march=$march -dM -E - </dev/null | grep -q __AVX512BW__; then
+	for m in shuffle_matrix_512 shuffle_matrix_512_16; do
+		(set -x; $CXX $flags -c "$src/src/$m.c" -o "$obj/$m.o")
+		shuffles="$shuffles $obj/$m.o"
+	done
+fi
 
 # vqf_insert -> vqf_mt_insert; any other global (alt_index, print_block, ...,
 # C++-mangled) gets the prefix as it is.
@@ -72,6 +79,6 @@ for p in mt mtl; do
 done
 
 rm -f "$out/libvqf.a"
-ar rcs "$out/libvqf.a" "$obj"/vqf_plain.o "$obj"/vqf_mt.o "$obj"/vqf_mtl.o \
-	"$obj"/shuffle_matrix_512.o "$obj"/shuffle_matrix_512_16.o
+# shellcheck disable=SC2086 # $shuffles: zero or two paths without spaces
+ar rcs "$out/libvqf.a" "$obj"/vqf_plain.o "$obj"/vqf_mt.o "$obj"/vqf_mtl.o $shuffles
 echo "built $out/libvqf.a; run with VQF_LIB_DIR=$out"
