@@ -17,9 +17,9 @@ goes first, so that both see the same machine. What it measures:
 * memory per item: 10^7 distinct items added to `CF.RESERVE mem 10000000`,
   the filter's size (CF.INFO Size) over the items, and the false-positive
   rate measured with 10^6 items never added;
-* a probe client's latency (one PING at a time) for 3 s with no save, and
-  for 3 s while BGSAVE runs back to back, over the 10^7-item filter; three
-  runs each; and how long each save took.
+* a probe client's latency (one PING at a time) for --probe-seconds (10)
+  with no save, and as long while BGSAVE runs back to back, over the
+  10^7-item filter; three runs each; and how long each save took.
 
 Without redis-server or the module, the comparison is skipped with a
 message and only cuckoo-server is measured. Needs redis-benchmark
@@ -225,6 +225,9 @@ def main():
     ap.add_argument("--json", help="write every figure here")
     ap.add_argument("--rounds", type=int, default=3,
                     help="runs of each matrix cell per server, alternating; the median is shown")
+    ap.add_argument("--probe-seconds", type=float, default=10,
+                    help="seconds of each probe window (default 10: about 15 000 PINGs, "
+                         "so that p99.9 is not one stray sample)")
     ap.add_argument("--parts", default="matrix,memory,probe",
                     help="which measurements, comma-separated (default: all three)")
     opts = ap.parse_args()
@@ -262,7 +265,7 @@ def run(servers, opts, results):
     if "memory" in parts:
         memory(servers, opts, results)
     if "probe" in parts:
-        probes(servers, results)
+        probes(servers, results, opts.probe_seconds)
 
 
 def matrix(servers, opts, results):
@@ -331,14 +334,14 @@ def memory(servers, opts, results):
 
 
 
-def probes(servers, results):
-    print("\n## Probe latency (ms, one PING at a time; 3 s windows; over the filters above)\n")
+def probes(servers, results, seconds):
+    print("\n## Probe latency (ms, one PING at a time; %g s windows; over the filters above)\n" % seconds)
     print("| server | run | p50 | p99 | p99.9 | max | p50 saving | p99 saving | p99.9 saving | max saving | saves | save ms (median) |")
     print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for run_no in range(1, 4):
         for s in (servers if run_no % 2 else servers[::-1]):
-            quiet, _ = probe(s, 3, False)
-            busy, saves = probe(s, 3, True)
+            quiet, _ = probe(s, seconds, False)
+            busy, saves = probe(s, seconds, True)
             stats = [percentile(quiet, p) for p in (0.5, 0.99, 0.999)] + [max(quiet)]
             stats += [percentile(busy, p) for p in (0.5, 0.99, 0.999)] + [max(busy)]
             median_save = percentile(saves, 0.5) if saves else float("nan")

@@ -25,7 +25,7 @@
 //! waits for the save). Then it flushes and syncs the file, renames it over
 //! the target, and syncs the directory, so that the target is always one
 //! whole save, whatever moment the process or the machine stops at. A save
-//! runs on a blocking thread, never on the threads that serve connections.
+//! runs on a thread of its own, never on the threads that serve connections.
 //!
 //! # The lock
 //!
@@ -192,23 +192,37 @@ impl Store {
         })
     }
 
-    /// Starts a save on a blocking thread unless one is started already;
+    /// Starts a save on a thread of its own unless one is started already;
     /// whether it started one.
+    ///
+    /// The thread runs at a lower priority than the threads that serve
+    /// connections (nice 10, on Linux): a save is a few hundred milliseconds
+    /// of reading and writing that nobody waits for, and where the machine
+    /// has fewer cores than busy threads, a request that wakes a worker
+    /// should not queue behind it.
     pub fn background_save(self: &Arc<Self>) -> bool {
         if self.background.swap(true, Ordering::SeqCst) {
             return false;
         }
         let store = Arc::clone(self);
-        tokio::task::spawn_blocking(move || {
-            match store.save() {
-                Ok(report) => eprintln!("cuckoo-server: {report}"),
-                Err(e) => eprintln!(
-                    "cuckoo-server: background save to {} failed: {e}",
-                    store.path.display()
-                ),
-            }
-            store.background.store(false, Ordering::SeqCst);
-        });
+        let spawned = std::thread::Builder::new()
+            .name("cuckoo-save".into())
+            .spawn(move || {
+                lower_priority();
+                match store.save() {
+                    Ok(report) => eprintln!("cuckoo-server: {report}"),
+                    Err(e) => eprintln!(
+                        "cuckoo-server: background save to {} failed: {e}",
+                        store.path.display()
+                    ),
+                }
+                store.background.store(false, Ordering::SeqCst);
+            });
+        if let Err(e) = spawned {
+            eprintln!("cuckoo-server: cannot start a background save: {e}");
+            self.background.store(false, Ordering::SeqCst);
+            return false;
+        }
         true
     }
 
@@ -231,6 +245,14 @@ impl Store {
     pub fn last_failed(&self) -> bool {
         self.last_failed.load(Ordering::SeqCst)
     }
+}
+
+/// Lowers the calling thread's scheduling priority to nice 10. On Linux a
+/// thread has its own nice value, which `setpriority` on its thread id
+/// sets; elsewhere, and if the call fails, the thread keeps its priority.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 10);
 }
 
 /// What a save wrote.
@@ -454,6 +476,34 @@ fn load<R: Read>(input: R, db: &Db) -> Result<usize, String> {
 mod tests {
     use super::*;
     use crate::db::Spec;
+
+    /// A background save's thread runs at nice 10; the thread that asked
+    /// keeps its own priority.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn lower_priority_lowers_only_the_calling_thread() {
+        // Field 19 of /proc/thread-self/stat is the thread's nice value (the
+        // command name before it, in parentheses, has no spaces here).
+        fn nice() -> i32 {
+            let stat = fs::read_to_string("/proc/thread-self/stat").unwrap();
+            let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+            after_name.split(' ').nth(16).unwrap().parse().unwrap()
+        }
+        let before = nice();
+        let inside = std::thread::spawn(|| {
+            lower_priority();
+            nice()
+        })
+        .join()
+        .unwrap();
+        // (A thread already above 10 may keep its nice value: lowering it
+        // needs privilege.)
+        assert!(
+            inside == 10 || (before > 10 && inside == before),
+            "the save thread's nice value: {inside}"
+        );
+        assert_eq!(nice(), before, "the calling thread's");
+    }
 
     fn dir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("cuckoo-server-{name}-{}", std::process::id()));
