@@ -24,8 +24,10 @@
 //! every item added before the save began and not removed is in it; nothing
 //! waits for the save). Then it flushes and syncs the file, renames it over
 //! the target, and syncs the directory, so that the target is always one
-//! whole save, whatever moment the process or the machine stops at. A save
-//! runs on a thread of its own, never on the threads that serve connections.
+//! whole save, whatever moment the process or the machine stops at. A
+//! background save runs on a thread of its own at a lower priority, `SAVE`
+//! on the runtime's blocking pool: never on the threads that serve
+//! connections. A server that stops lets a background save under way end.
 //!
 //! # The lock
 //!
@@ -38,6 +40,7 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use lockfree_cuckoo_filter::{CuckooFilter, GrowableCuckooFilter, ReadError};
@@ -58,6 +61,9 @@ pub struct Store {
     saving: Mutex<()>,
     /// Whether a background save is started or running.
     background: AtomicBool,
+    /// The thread of the last background save started, which the server
+    /// joins before it stops ([`Store::finish_background_save`]).
+    background_thread: Mutex<Option<JoinHandle<()>>>,
     /// Unix time of the last save that completed (or of the load at start).
     last_save: AtomicI64,
     /// Saves completed since start.
@@ -152,6 +158,7 @@ impl Store {
                 db,
                 saving: Mutex::new(()),
                 background: AtomicBool::new(false),
+                background_thread: Mutex::new(None),
                 last_save: AtomicI64::new(now()),
                 saves: AtomicU64::new(0),
                 last_failed: AtomicBool::new(false),
@@ -218,12 +225,36 @@ impl Store {
                 }
                 store.background.store(false, Ordering::SeqCst);
             });
-        if let Err(e) = spawned {
-            eprintln!("cuckoo-server: cannot start a background save: {e}");
-            self.background.store(false, Ordering::SeqCst);
-            return false;
+        match spawned {
+            Ok(thread) => {
+                // The thread before it, if any, has ended (`background` was
+                // clear): its handle is dropped.
+                *self
+                    .background_thread
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Some(thread);
+                true
+            }
+            Err(e) => {
+                eprintln!("cuckoo-server: cannot start a background save: {e}");
+                self.background.store(false, Ordering::SeqCst);
+                false
+            }
         }
-        true
+    }
+
+    /// Waits for the background save under way, if any, to end: a server
+    /// stopping does not cut short a save it started. Blocking: call it
+    /// from a blocking thread.
+    pub fn finish_background_save(&self) {
+        let thread = self
+            .background_thread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(thread) = thread {
+            let _ = thread.join();
+        }
     }
 
     /// Whether a background save is started or running.

@@ -74,7 +74,8 @@ pub async fn run(config: Config) -> Result<(), String> {
 }
 
 /// Waits for `SHUTDOWN` (its save is done), or for SIGTERM or SIGINT (then
-/// saves if saves are scheduled, as Redis does).
+/// saves if saves are scheduled, as Redis does); then for a background save
+/// under way to end.
 async fn wait_for_stop(shared: &Arc<Shared>) -> Result<(), String> {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
@@ -91,6 +92,8 @@ async fn wait_for_stop(shared: &Arc<Shared>) -> Result<(), String> {
             Err(e) => return Err(format!("the save before stopping failed: {e}")),
         }
     }
+    let store = Arc::clone(&shared.store);
+    let _ = tokio::task::spawn_blocking(move || store.finish_background_save()).await;
     println!("stopped");
     Ok(())
 }

@@ -1,5 +1,6 @@
-//! Saves and restarts: a clean restart, SIGTERM, damaged and foreign files,
-//! the lock, and SIGKILL in the middle of a load.
+//! Saves and restarts: a clean restart, SIGTERM (with saves scheduled, and
+//! during a background save), damaged and foreign files, the lock, and
+//! SIGKILL in the middle of a load.
 
 mod common;
 
@@ -116,6 +117,41 @@ fn sigterm_saves_when_saves_are_scheduled() {
     let server = Server::start(dir.path(), &[]);
     let con = &mut server.connect();
     assert!(exists_all(con, "f", (0..100).map(|i| i.to_string())).is_empty());
+}
+
+/// A server stopped by SIGTERM while a `BGSAVE` runs lets the save end: the
+/// file it leaves holds what was acknowledged before the `BGSAVE`.
+#[test]
+fn sigterm_lets_a_background_save_end() {
+    let dir = TempDir::new("sigterm-bgsave");
+    let mut server = Server::start(dir.path(), &["--save", ""]);
+    let con = &mut server.connect();
+    // About 100 MB of table, so that the save is still running when the
+    // signal arrives.
+    let _: String = cmd("CF.RESERVE")
+        .arg("big")
+        .arg(50_000_000)
+        .arg("EXPANSION")
+        .arg(0)
+        .query(con)
+        .unwrap();
+    for i in 0..100 {
+        let _: i64 = cmd("CF.ADD").arg("f").arg(i).query(con).unwrap();
+    }
+    let started: String = cmd("BGSAVE").query(con).unwrap();
+    assert_eq!(started, "Background saving started");
+    let status = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(server.child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(server.wait(Duration::from_secs(60)).success());
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    assert!(exists_all(con, "f", (0..100).map(|i| i.to_string())).is_empty());
+    let kind: String = cmd("TYPE").arg("big").query(con).unwrap();
+    assert_eq!(kind, "MBbloomCF");
 }
 
 #[test]
