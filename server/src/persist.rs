@@ -208,6 +208,13 @@ impl Store {
     /// has fewer cores than busy threads, a request that wakes a worker
     /// should not queue behind it.
     pub fn background_save(self: &Arc<Self>) -> bool {
+        // Held while the save starts, so that a stop waiting for saves
+        // ([`Store::finish_background_save`]) finds the handle of every save
+        // that started before it looked.
+        let mut slot = self
+            .background_thread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if self.background.swap(true, Ordering::SeqCst) {
             return false;
         }
@@ -227,12 +234,9 @@ impl Store {
             });
         match spawned {
             Ok(thread) => {
-                // The thread before it, if any, has ended (`background` was
-                // clear): its handle is dropped.
-                *self
-                    .background_thread
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()) = Some(thread);
+                // The thread before it, if any, has cleared `background` as
+                // its last step: its handle is dropped.
+                *slot = Some(thread);
                 true
             }
             Err(e) => {
