@@ -102,21 +102,27 @@ fn restart_from_a_save() {
 #[test]
 fn sigterm_saves_when_saves_are_scheduled() {
     let dir = TempDir::new("sigterm");
-    let mut server = Server::start(dir.path(), &["--save", "3600"]);
+    let server = Server::start(dir.path(), &["--save", "3600"]);
     let con = &mut server.connect();
     for i in 0..100 {
         let _: i64 = cmd("CF.ADD").arg("f").arg(i).query(con).unwrap();
     }
+    let server = terminate_and_restart(server, dir.path());
+    let con = &mut server.connect();
+    assert!(exists_all(con, "f", (0..100).map(|i| i.to_string())).is_empty());
+}
+
+/// Sends SIGTERM to `server`, waits for it to stop cleanly, and starts a new
+/// server on the same directory.
+fn terminate_and_restart(mut server: Server, dir: &std::path::Path) -> Server {
     let status = std::process::Command::new("kill")
         .arg("-TERM")
         .arg(server.child.id().to_string())
         .status()
         .unwrap();
     assert!(status.success());
-    assert!(server.wait(Duration::from_secs(20)).success());
-    let server = Server::start(dir.path(), &[]);
-    let con = &mut server.connect();
-    assert!(exists_all(con, "f", (0..100).map(|i| i.to_string())).is_empty());
+    assert!(server.wait(Duration::from_secs(60)).success());
+    Server::start(dir, &[])
 }
 
 /// A server stopped by SIGTERM while a `BGSAVE` runs lets the save end: the
@@ -124,7 +130,7 @@ fn sigterm_saves_when_saves_are_scheduled() {
 #[test]
 fn sigterm_lets_a_background_save_end() {
     let dir = TempDir::new("sigterm-bgsave");
-    let mut server = Server::start(dir.path(), &["--save", ""]);
+    let server = Server::start(dir.path(), &["--save", ""]);
     let con = &mut server.connect();
     // About 100 MB of table, so that the save is still running when the
     // signal arrives.
@@ -140,14 +146,7 @@ fn sigterm_lets_a_background_save_end() {
     }
     let started: String = cmd("BGSAVE").query(con).unwrap();
     assert_eq!(started, "Background saving started");
-    let status = std::process::Command::new("kill")
-        .arg("-TERM")
-        .arg(server.child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    assert!(server.wait(Duration::from_secs(60)).success());
-    let server = Server::start(dir.path(), &[]);
+    let server = terminate_and_restart(server, dir.path());
     let con = &mut server.connect();
     assert!(exists_all(con, "f", (0..100).map(|i| i.to_string())).is_empty());
     let kind: String = cmd("TYPE").arg("big").query(con).unwrap();
