@@ -59,11 +59,10 @@ pub struct Store {
     db: Arc<Db>,
     /// Held by the save under way: saves run one at a time.
     saving: Mutex<()>,
-    /// Whether a background save is started or running.
-    background: AtomicBool,
-    /// The thread of the last background save started, which the server
-    /// joins before it stops ([`Store::finish_background_save`]).
-    background_thread: Mutex<Option<JoinHandle<()>>>,
+    /// The thread of the last background save started: the save is under
+    /// way while it has not finished, and the server joins it before it
+    /// stops ([`Store::finish_background_save`]).
+    background: Mutex<Option<JoinHandle<()>>>,
     /// Unix time of the last save that completed (or of the load at start).
     last_save: AtomicI64,
     /// Saves completed since start.
@@ -157,8 +156,7 @@ impl Store {
                 path,
                 db,
                 saving: Mutex::new(()),
-                background: AtomicBool::new(false),
-                background_thread: Mutex::new(None),
+                background: Mutex::new(None),
                 last_save: AtomicI64::new(now()),
                 saves: AtomicU64::new(0),
                 last_failed: AtomicBool::new(false),
@@ -208,14 +206,11 @@ impl Store {
     /// has fewer cores than busy threads, a request that wakes a worker
     /// should not queue behind it.
     pub fn background_save(self: &Arc<Self>) -> bool {
-        // Held while the save starts, so that a stop waiting for saves
-        // ([`Store::finish_background_save`]) finds the handle of every save
-        // that started before it looked.
-        let mut slot = self
-            .background_thread
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if self.background.swap(true, Ordering::SeqCst) {
+        // Held while the save starts, so that two saves never start at once
+        // and a stop waiting for saves ([`Store::finish_background_save`])
+        // finds the handle of every save that started before it looked.
+        let mut slot = self.background.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.as_ref().is_some_and(|thread| !thread.is_finished()) {
             return false;
         }
         let store = Arc::clone(self);
@@ -230,18 +225,16 @@ impl Store {
                         store.path.display()
                     ),
                 }
-                store.background.store(false, Ordering::SeqCst);
             });
         match spawned {
             Ok(thread) => {
-                // The thread before it, if any, has cleared `background` as
-                // its last step: its handle is dropped.
+                // The thread before it, if any, has finished: its handle is
+                // dropped.
                 *slot = Some(thread);
                 true
             }
             Err(e) => {
                 eprintln!("cuckoo-server: cannot start a background save: {e}");
-                self.background.store(false, Ordering::SeqCst);
                 false
             }
         }
@@ -252,7 +245,7 @@ impl Store {
     /// from a blocking thread.
     pub fn finish_background_save(&self) {
         let thread = self
-            .background_thread
+            .background
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
@@ -263,7 +256,8 @@ impl Store {
 
     /// Whether a background save is started or running.
     pub fn background_running(&self) -> bool {
-        self.background.load(Ordering::SeqCst)
+        let thread = self.background.lock().unwrap_or_else(|e| e.into_inner());
+        thread.as_ref().is_some_and(|thread| !thread.is_finished())
     }
 
     /// Unix time of the last completed save (or of the start).

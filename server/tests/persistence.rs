@@ -121,7 +121,7 @@ fn terminate_and_restart(mut server: Server, dir: &std::path::Path) -> Server {
         .status()
         .unwrap();
     assert!(status.success());
-    assert!(server.wait(Duration::from_secs(60)).success());
+    assert!(server.wait(Duration::from_secs(20)).success());
     Server::start(dir, &[])
 }
 
