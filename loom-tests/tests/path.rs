@@ -108,8 +108,9 @@ fn path_invalidated_midway_spawn_order_swapped() {
 }
 
 /// The same race with one free slot, in 6 buckets laid out so that a search of
-/// the full table stays short (in 4 buckets it reads about a hundred buckets,
-/// and loom's choices of stale values for those reads explode):
+/// the full table stays short (dead ends two steps from the roots: every
+/// bucket read is a load whose older values loom tries, and their choices
+/// multiply):
 /// - partners: `0: 1 3 5`, `1: 0 2 4`, `2: 1 3 5`, `3: 0 2 4`, `4: 1 3 5`,
 ///   `5: 0 2 4`;
 /// - `x` pairs 0-1; bucket 0 full of `a`s (0-3), bucket 1 full of `b`s (1-2),
@@ -120,21 +121,20 @@ fn path_invalidated_midway_spawn_order_swapped() {
 /// If `y` takes the slot `c0` left in bucket 3, `a0`'s step fails and the table
 /// is full: `x` must return `Err` having changed nothing but the valid move of
 /// `c0`. Exactly one insert succeeds in every execution.
-fn path_invalidated_midway_then_full(roles: Roles, max_preemptions: usize) {
+fn path_invalidated_midway_then_full(roles: Roles) {
     // The thread that loses the last slot searches the full table (two or
-    // three searches of 25 to 60 bucket reads), and loom tries every older
-    // value each of those reads may return: 1,365,870 executions at 2
-    // preemptions (456,407 when first written, the protocol's
-    // atomic steps having grown since); at 3 the model ran over 20 minutes
-    // unfinished, so it stays at `max_preemptions` whatever
-    // LOOM_MAX_PREEMPTIONS says: 2 with `x` spawned, 1 with the roles swapped
-    // (2,834,852 executions; at 2 it ran over 7 minutes unfinished). The two
-    // take about 6 minutes side by side on CI's two cores, most of the loom
-    // suite's time. Both still reach the execution that breaks the path
-    // midway (asserted below).
+    // three searches of five bucket reads: the fingerprints of a bucket
+    // that lead to one bucket are one child of its node), and loom tries
+    // every older value each of those reads may return. With `x` spawned,
+    // the model follows LOOM_MAX_PREEMPTIONS (4,014 executions at 2,
+    // 391,212 at 3, about a minute); with the roles swapped it stays at 2
+    // whatever LOOM_MAX_PREEMPTIONS says (755,357 executions, about two
+    // minutes; at 3 it ran over six minutes unfinished). Both reach the
+    // execution that breaks the path midway (asserted below), and both
+    // fail when a move clears its source before copying (both inserts
+    // succeed in the one slot).
     let limits = Limits {
-        max_branches: Some(5_000),
-        max_preemptions: Some(max_preemptions),
+        max_preemptions: matches!(roles, Roles::RacerOnMain).then_some(2),
     };
     // Executions in which `y` took the slot freed by the first step of `x`'s
     // path (a plain std counter outside the model, read once loom is done).
@@ -187,12 +187,12 @@ fn path_invalidated_midway_then_full(roles: Roles, max_preemptions: usize) {
 
 #[test]
 fn path_invalidated_midway_then_full_racer_spawned() {
-    path_invalidated_midway_then_full(Roles::RacerSpawned, 2);
+    path_invalidated_midway_then_full(Roles::RacerSpawned);
 }
 
 #[test]
 fn path_invalidated_midway_then_full_roles_swapped() {
-    path_invalidated_midway_then_full(Roles::RacerOnMain, 1);
+    path_invalidated_midway_then_full(Roles::RacerOnMain);
 }
 
 /// Without interference the paths above really have two steps.

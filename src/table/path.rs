@@ -275,9 +275,17 @@ fn search_in<W: Width>(
 
 /// Queues the children of `nodes[head]` (read already): for each
 /// fingerprint it holds, the bucket that fingerprint would move to, unless
-/// that is the bucket itself or one of its ancestors, or a move across a
-/// front of `fronts`. A node at [`MAX_DEPTH`] has none, and none are queued
-/// past [`MAX_NODES`].
+/// that is the bucket itself or one of its ancestors, a bucket an earlier
+/// fingerprint of the same node leads to, or a move across a front of
+/// `fronts`. A node at [`MAX_DEPTH`] has none, and none are queued past
+/// [`MAX_NODES`].
+///
+/// Two children of one node in one bucket have the same ancestors, so the
+/// same subtree: the second would only repeat the first's reads. Copies of
+/// one fingerprint (an item inserted again and again) all lead to one
+/// bucket; without the check, a bucket full of them queues four copies of
+/// one subtree at each level. In a large table, distinct fingerprints of a
+/// bucket seldom share an alternate, and the check costs a few compares.
 fn expand<W: Width>(table: &Table<W>, fronts: &View, nodes: &mut Vec<Node>, head: usize) {
     let Node {
         bucket,
@@ -288,12 +296,14 @@ fn expand<W: Width>(table: &Table<W>, fronts: &View, nodes: &mut Vec<Node>, head
     if depth == MAX_DEPTH {
         return;
     }
+    let first_child = nodes.len();
     for &fp in &table.bucket_fingerprints(&words, bucket)[..W::SLOTS as usize] {
         if nodes.len() == MAX_NODES {
             return;
         }
         let child = table.alternate(bucket, fp);
-        if !on_path(nodes, head, child) && table.view_allows(fronts, bucket, child) {
+        let sibling = nodes[first_child..].iter().any(|n| n.bucket == child);
+        if !sibling && !on_path(nodes, head, child) && table.view_allows(fronts, bucket, child) {
             // Read a few nodes later; start the miss now.
             table.prefetch_bucket(child, Reach::Next);
             nodes.push(Node {
@@ -433,6 +443,43 @@ mod tests {
         assert!(on_path(&nodes, 2, 7));
         assert!(on_path(&nodes, 2, 3));
         assert!(!on_path(&nodes, 1, 3));
+    }
+
+    #[test]
+    fn copies_of_one_fingerprint_are_one_child() {
+        // A full table whose first bucket of the item holds four copies of
+        // one fingerprint: a search queues one child for them, and no node
+        // anywhere has two children in one bucket.
+        let t = Table::<W16>::new(64).unwrap();
+        let pos = t.position(0x0123_4567_89ab_cdef);
+        for _ in 0..4 {
+            assert!(t.put(pos.i1, 0x1234));
+        }
+        let mut next = crate::test_rng::xorshift(7);
+        for b in 0..64 {
+            while t.put(b, (next() as u32 & 0xffff).max(1)) {}
+        }
+        let mut nodes = Vec::new();
+        let found = search_in(&t, pos, None, &t.front_view(), &mut nodes);
+        assert!(found.is_none(), "the table is full");
+        let children_of_first = nodes
+            .iter()
+            .filter(|n| n.depth == 1 && n.parent == 0)
+            .count();
+        assert_eq!(children_of_first, 1);
+        let mut edges: Vec<(u16, u64)> = nodes
+            .iter()
+            .filter(|n| n.depth > 0)
+            .map(|n| (n.parent, n.bucket))
+            .collect();
+        let queued = edges.len();
+        edges.sort_unstable();
+        edges.dedup();
+        assert_eq!(
+            edges.len(),
+            queued,
+            "two children of one node in one bucket"
+        );
     }
 
     /// The fewest displacements that free a slot in a bucket of `pos`, by

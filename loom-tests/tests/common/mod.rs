@@ -75,10 +75,6 @@ where
 /// Per-model departures from loom's defaults.
 #[derive(Clone, Copy, Default)]
 pub struct Limits {
-    /// At least this many branches (scheduling points and load choices) per
-    /// execution, for models in which a thread searches a full table: each
-    /// bucket read is a load loom must consider, and loom's default is 1000.
-    pub max_branches: Option<usize>,
     /// At most this preemption bound, whatever `LOOM_MAX_PREEMPTIONS` says,
     /// for a model whose search explodes above it (say why where it is used).
     pub max_preemptions: Option<usize>,
@@ -93,9 +89,6 @@ where
     use std::sync::Arc;
 
     let mut builder = loom::model::Builder::new();
-    if let Some(branches) = limits.max_branches {
-        builder.max_branches = builder.max_branches.max(branches);
-    }
     let bound = builder.preemption_bound.unwrap_or(2);
     builder.preemption_bound = Some(limits.max_preemptions.map_or(bound, |cap| bound.min(cap)));
     // A plain std counter, outside the model: it only counts executions.
