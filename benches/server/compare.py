@@ -17,7 +17,8 @@ goes first, so that both see the same machine. What it measures:
 * memory per item: 10^7 distinct items added to `CF.RESERVE mem 10000000`,
   the filter's size (CF.INFO Size) over the items, and the false-positive
   rate measured with 10^6 items never added;
-* a probe client's latency (one PING at a time) for --probe-seconds (10)
+* a probe client's latency (one PING at a time, each after an INFO on a
+  second connection) for --probe-seconds (30)
   with no save, and as long while BGSAVE runs back to back, over the
   10^7-item filter; three runs each; and how long each save took.
 
@@ -186,25 +187,27 @@ def percentile(values, p):
 
 def probe(server, seconds, saving):
     """PINGs one at a time for `seconds`; with `saving`, BGSAVE back to back
-    on another connection. Latencies in ms, and the saves' durations in ms."""
+    on another connection. Latencies in ms, and the saves' durations in ms.
+    Both windows send the same requests but for the BGSAVEs: an `INFO
+    persistence` on the other connection before each PING (it tells a
+    saving window when to start the next save)."""
     c = Client(server.port)
     admin = Client(server.port)
     latencies, saves = [], []
     save_started = None
     end = time.time() + seconds
     while time.time() < end:
-        if saving:
-            if save_started is None:
-                try:
-                    admin.call("BGSAVE")
-                    save_started = time.time()
-                except RuntimeError:
-                    pass
-            else:
-                info = admin.call("INFO", "persistence")
-                if b"rdb_bgsave_in_progress:0" in info:
-                    saves.append((time.time() - save_started) * 1e3)
-                    save_started = None
+        if saving and save_started is None:
+            try:
+                admin.call("BGSAVE")
+                save_started = time.time()
+            except RuntimeError:
+                pass
+        else:
+            info = admin.call("INFO", "persistence")
+            if save_started is not None and b"rdb_bgsave_in_progress:0" in info:
+                saves.append((time.time() - save_started) * 1e3)
+                save_started = None
         t = time.perf_counter()
         c.call("PING")
         latencies.append((time.perf_counter() - t) * 1e3)
@@ -225,9 +228,9 @@ def main():
     ap.add_argument("--json", help="write every figure here")
     ap.add_argument("--rounds", type=int, default=3,
                     help="runs of each matrix cell per server, alternating; the median is shown")
-    ap.add_argument("--probe-seconds", type=float, default=10,
-                    help="seconds of each probe window (default 10: about 15 000 PINGs, "
-                         "so that p99.9 is not one stray sample)")
+    ap.add_argument("--probe-seconds", type=float, default=30,
+                    help="seconds of each probe window (default 30: about 37 000 PINGs, "
+                         "so that p99.9 is not a few stray samples)")
     ap.add_argument("--parts", default="matrix,memory,probe",
                     help="which measurements, comma-separated (default: all three)")
     opts = ap.parse_args()
