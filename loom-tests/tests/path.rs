@@ -108,7 +108,7 @@ fn path_invalidated_midway_spawn_order_swapped() {
 }
 
 /// The same race with one free slot, in 6 buckets laid out so that a search of
-/// the full table stays short (dead ends two steps from the roots: every
+/// the full table stays short (dead ends within two steps of the roots: every
 /// bucket read is a load whose older values loom tries, and their choices
 /// multiply):
 /// - partners: `0: 1 3 5`, `1: 0 2 4`, `2: 1 3 5`, `3: 0 2 4`, `4: 1 3 5`,
