@@ -124,8 +124,8 @@ fn path_invalidated_midway_spawn_order_swapped() {
 fn path_invalidated_midway_then_full(roles: Roles) {
     // The thread that loses the last slot searches the full table (two or
     // three searches of five bucket reads: fingerprints side by side in a
-    // bucket that lead to one bucket are one child of its node), and loom tries
-    // every older value each of those reads may return. With `x` spawned,
+    // bucket that lead to one bucket are one child of its node), and loom
+    // tries every older value each of those reads may return. With `x` spawned,
     // the model follows LOOM_MAX_PREEMPTIONS (4,014 executions at 2,
     // 391,212 at 3, about a minute); with the roles swapped it stays at 2
     // whatever LOOM_MAX_PREEMPTIONS says (755,357 executions, about two

@@ -210,7 +210,7 @@ impl Store {
         // and a stop waiting for saves ([`Store::finish_background_save`])
         // finds the handle of every save that started before it looked.
         let mut slot = self.background.lock().unwrap_or_else(|e| e.into_inner());
-        if slot.as_ref().is_some_and(|thread| !thread.is_finished()) {
+        if running(&slot) {
             return false;
         }
         let store = Arc::clone(self);
@@ -256,8 +256,7 @@ impl Store {
 
     /// Whether a background save is started or running.
     pub fn background_running(&self) -> bool {
-        let thread = self.background.lock().unwrap_or_else(|e| e.into_inner());
-        thread.as_ref().is_some_and(|thread| !thread.is_finished())
+        running(&self.background.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Unix time of the last completed save (or of the start).
@@ -274,6 +273,12 @@ impl Store {
     pub fn last_failed(&self) -> bool {
         self.last_failed.load(Ordering::SeqCst)
     }
+}
+
+/// Whether the background save whose thread `slot` holds, if any, is
+/// still under way.
+fn running(slot: &Option<JoinHandle<()>>) -> bool {
+    slot.as_ref().is_some_and(|thread| !thread.is_finished())
 }
 
 /// Lowers the calling thread's scheduling priority to nice 10. On Linux a
