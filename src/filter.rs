@@ -187,6 +187,22 @@ impl<S> CuckooFilter<S> {
         self.table.contains_hash(hash)
     }
 
+    /// How many copies of an item with this 64-bit hash the filter holds: see
+    /// [`count`](Self::count), which this is after hashing.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(100);
+    /// f.insert_hash(0xa54f_f53a_5f1d_36f1)?;
+    /// f.insert_hash(0xa54f_f53a_5f1d_36f1)?;
+    /// assert_eq!(f.count_hash(0xa54f_f53a_5f1d_36f1), 2);
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    #[inline]
+    pub fn count_hash(&self, hash: u64) -> usize {
+        self.table.count_hash(hash)
+    }
+
     /// Removes one copy of an item given by its 64-bit hash; true if one was
     /// there.
     ///
@@ -589,6 +605,34 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[inline(always)]
     pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
         self.contains_hash(self.hasher.hash_one(item))
+    }
+
+    /// How many copies of the item the filter holds: every insert of it
+    /// adds one, every remove takes one. At least the number of copies
+    /// inserted before the call began and not removed before it returned;
+    /// more by the copies of other items that share its fingerprint and
+    /// buckets (each with the false-positive probability), and, while an
+    /// insert relocates one of its copies, by that copy, which the filter
+    /// holds twice for a moment.
+    ///
+    /// Slower than [`contains`](Self::contains), which may believe a hit
+    /// without validating it: a count validates every look against
+    /// concurrent relocations (see [`implementation`](crate::implementation)).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{CuckooFilter, DEFAULT_SEED};
+    /// let f = CuckooFilter::builder().capacity(100).seed(DEFAULT_SEED).build()?;
+    /// f.insert("apple")?;
+    /// f.insert("apple")?;
+    /// assert_eq!(f.count("apple"), 2);
+    /// f.remove("apple");
+    /// assert_eq!(f.count("apple"), 1);
+    /// assert_eq!(f.count("pear"), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
+        self.count_hash(self.hasher.hash_one(item))
     }
 
     /// Answers [`contains`](Self::contains) for each item, writing `out[k]`

@@ -31,6 +31,11 @@
 //! lookup's first counter load Relaxed instead of Acquire (`Snapshot::take`),
 //! fails `contains_vs_move_into_first_bucket` ("false negative"). (The
 //! counter load after the search is Relaxed: see `Snapshot::drift`.)
+//!
+//! The `count_` models race `count` with the same move, of one of two copies
+//! of the fingerprint: the count must see both. A count that believes a look
+//! that found something, as a lookup does, fails the four "into first
+//! bucket" models ("count 1 of two copies").
 #![cfg(lockfree_cuckoo_filter_loom)]
 
 mod common;
@@ -293,4 +298,89 @@ fn contains_batch_vs_move_into_second_bucket() {
 #[test]
 fn contains_batch_vs_move_into_second_bucket_roles_swapped() {
     contains_batch_during_relocation(0, 3, 0, Roles::RacerOnMain);
+}
+
+/// `count` racing a relocation of one of two copies of a fingerprint: bucket
+/// `from` holds two copies of `movers[0]` (one of them in place of
+/// `movers[1]`), the insert's path moves one of them to `to`, and the count,
+/// aimed first at `count_first`, must see both. A lookup stops at the copy
+/// that stays; a count that did the same, believing a look that found
+/// something without validating it, would miss the moving copy on the
+/// dangerous direction (the copy lands in the bucket loaded first after that
+/// load, and leaves the one loaded second before that load) and answer 1.
+/// It may answer 3: between its copy and its take the mover's fingerprint is
+/// in both buckets.
+fn count_during_relocation(
+    bits: FingerprintBits,
+    from: u64,
+    to: u64,
+    count_first: u64,
+    roles: Roles,
+) {
+    check(move || {
+        let f = filter_of(bits, 4);
+        let mut s = one_step(&f, from, to);
+        // The second copy of `movers[0]` takes `movers[1]`'s slot.
+        assert!(f.remove_hash(s.live[1]));
+        let twin = s.live[0];
+        assert!(f.put_hash(twin));
+        s.live[1] = twin;
+        let target = f.hash_for(count_first, s.movers[0]);
+        let x = s.x;
+
+        let f = Arc::new(f);
+        let (g, h) = (Arc::clone(&f), Arc::clone(&f));
+        let (inserted, counted) = race(
+            roles,
+            move || g.insert_hash(x),
+            move || h.count_hash(target),
+        );
+        assert!(
+            (2..=3).contains(&counted),
+            "count {counted} of two copies, one of them being relocated"
+        );
+        inserted.expect("room one step away");
+
+        // The model exercised what it claims: the path moved a copy of
+        // `movers[0]`, and the other stayed.
+        let fps = f.fingerprints();
+        assert!(fps.contains(&(to, s.movers[0])) && fps.contains(&(from, s.movers[0])));
+        assert_eq!(f.count_hash(target), 2);
+        s.live.push(x);
+        assert_holds_exactly(&f, &s.live);
+    });
+}
+
+/// Move 0 -> 3, count reads 3 first: the dangerous direction.
+#[test]
+fn count_vs_move_into_first_bucket() {
+    count_during_relocation(FingerprintBits::Bits16, 0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn count_vs_move_into_first_bucket_roles_swapped() {
+    count_during_relocation(FingerprintBits::Bits16, 0, 3, 3, Roles::RacerOnMain);
+}
+
+/// Move 0 -> 3, count reads 0 first.
+#[test]
+fn count_vs_move_into_second_bucket() {
+    count_during_relocation(FingerprintBits::Bits16, 0, 3, 0, Roles::RacerSpawned);
+}
+
+#[test]
+fn count_vs_move_into_second_bucket_roles_swapped() {
+    count_during_relocation(FingerprintBits::Bits16, 0, 3, 0, Roles::RacerOnMain);
+}
+
+/// Ranked buckets of six, the dangerous direction: copies counted through
+/// the rank's decoded prefixes.
+#[test]
+fn count_vs_move_into_first_bucket_ranked() {
+    count_during_relocation(FingerprintBits::Ranked6, 0, 3, 3, Roles::RacerSpawned);
+}
+
+#[test]
+fn count_vs_move_into_first_bucket_ranked_roles_swapped() {
+    count_during_relocation(FingerprintBits::Ranked6, 0, 3, 3, Roles::RacerOnMain);
 }

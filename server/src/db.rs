@@ -49,6 +49,14 @@ impl Filter {
         }
     }
 
+    /// Copies of `item` held (see the library's `count`).
+    pub fn count(&self, item: &[u8]) -> usize {
+        match self {
+            Filter::Fixed(f) => f.count(item),
+            Filter::Growable(f) => f.count(item),
+        }
+    }
+
     /// Looks every item up at once (faster than one by one on large tables).
     pub fn contains_batch(&self, items: &[&[u8]], out: &mut [bool]) {
         match self {

@@ -121,9 +121,15 @@ fn cf_commands_resp2() {
     assert_eq!(found, [0]);
     let count: i64 = q!(con, "CF.COUNT", "f", "pear");
     assert_eq!(count, 1);
+    let count: i64 = q!(con, "CF.COUNT", "f", "apple");
+    assert_eq!(count, 2, "added twice");
+    let count: i64 = q!(con, "CF.COUNT", "nothing", "apple");
+    assert_eq!(count, 0, "a missing key holds nothing");
     assert_eq!(info_field(con, "f", "Number of items inserted"), 3);
     let removed: i64 = q!(con, "CF.DEL", "f", "apple");
     assert_eq!(removed, 1);
+    let count: i64 = q!(con, "CF.COUNT", "f", "apple");
+    assert_eq!(count, 1, "one copy is left");
     let found: i64 = q!(con, "CF.EXISTS", "f", "apple");
     assert_eq!(found, 1, "one copy is left");
     let removed: i64 = q!(con, "CF.DEL", "f", "apple");

@@ -39,6 +39,25 @@ impl<S> GrowableCuckooFilter<S> {
         self.chain().any_of(hash, Contains)
     }
 
+    /// How many copies of an item with this 64-bit hash the filter holds:
+    /// see [`count`](Self::count), which this is after hashing.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
+    /// let f = GrowableCuckooFilter::with_capacity(10);
+    /// f.insert_hash(0x1234_5678_9abc_def0)?;
+    /// f.insert_hash(0x1234_5678_9abc_def0)?;
+    /// assert_eq!(f.count_hash(0x1234_5678_9abc_def0), 2);
+    /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
+    /// ```
+    pub fn count_hash(&self, hash: u64) -> usize {
+        // Every table, the covered ones too: a copy never leaves the table
+        // it was put in, so each table's validated count (see
+        // [`CuckooFilter::count`]) sees every copy that stays there
+        // throughout it, whatever the other tables do meanwhile.
+        self.with_tables(|tables| tables.iter().map(|t| t.count_hash(hash)).sum())
+    }
+
     /// Answers [`contains_hash`](Self::contains_hash) for each hash, writing
     /// `out[k]` for `hashes[k]`: 1024 lookups at a time go through each
     /// table in one pipelined pass (see
@@ -81,6 +100,24 @@ impl<S: BuildHasher> GrowableCuckooFilter<S> {
     #[inline]
     pub fn contains<T: Hash + ?Sized>(&self, item: &T) -> bool {
         self.contains_hash(self.hasher.hash_one(item))
+    }
+
+    /// How many copies of the item the filter holds, over all its tables:
+    /// at least the copies inserted before the call began and not removed
+    /// before it returned, more by colliding items' copies and by a copy
+    /// under relocation (see [`CuckooFilter::count`]).
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{GrowableCuckooFilter, DEFAULT_SEED};
+    /// let f = GrowableCuckooFilter::builder().initial_capacity(10).seed(DEFAULT_SEED).build()?;
+    /// for _ in 0..3 {
+    ///     f.insert("apple")?;
+    /// }
+    /// assert_eq!((f.count("apple"), f.count("pear")), (3, 0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn count<T: Hash + ?Sized>(&self, item: &T) -> usize {
+        self.count_hash(self.hasher.hash_one(item))
     }
 
     /// Answers [`contains`](Self::contains) for each item, writing `out[k]`

@@ -262,6 +262,21 @@ fn covered_filter() -> (GrowableCuckooFilter, u64) {
 }
 
 #[test]
+fn count_adds_the_copies_of_every_table() {
+    let (f, n) = covered_filter();
+    // Item 0 is in the oldest table, behind the summary; a copy of it in
+    // the newest table too.
+    f.insert(&0u64).unwrap();
+    assert_eq!(f.count(&0u64), 2);
+    assert!((1..n).all(|i| f.count(&i) >= 1));
+    assert!(f.remove(&0u64));
+    assert_eq!(f.count(&0u64), 1);
+    // Items never inserted: as many copies as false positives.
+    let counted: usize = (n..n + 10_000).map(|i| f.count(&i)).sum();
+    assert!(counted < 10, "{counted} copies of 10 000 absent items");
+}
+
+#[test]
 fn older_tables_behind_the_summary_miss_nothing() {
     let (f, n) = covered_filter();
     assert!((0..n).all(|i| f.contains(&i)));

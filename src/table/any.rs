@@ -222,6 +222,13 @@ impl AnyTable {
         dispatch!(self, t => t.remove(t.position(hash)))
     }
 
+    /// Copies of the fingerprint of a 64-bit hash in its pair and the stash
+    /// (see [`Table::copies`]).
+    #[inline]
+    pub(crate) fn count_hash(&self, hash: u64) -> usize {
+        dispatch!(self, t => t.copies(t.position(hash)))
+    }
+
     /// Answers [`Self::contains_hash`] for each item, writing `out[k]` for
     /// `items[k]` (both of one length), `hash` giving each item's hash.
     /// Pipelined over the whole slice (see [`Table::contains_batch`]).

@@ -579,6 +579,42 @@ impl<W: Width> Table<W> {
         }
     }
 
+    /// Copies of the fingerprint of `pos` in its pair and in the stash, from
+    /// a look validated whatever it found: both buckets loaded, then the
+    /// stash's line if the stash holds anything, then the pair's counter,
+    /// again until no fingerprint of the pair moved or was taken meanwhile.
+    ///
+    /// A lookup believes a hit without validation, since one copy seen is
+    /// enough; a count may not: a copy moved from the bucket loaded second
+    /// into the one loaded first, between the two loads, is seen in neither,
+    /// while another copy is seen. Validated, the look sees every copy that
+    /// was in the pair throughout it. It may also see a mover's copy before
+    /// the mover takes the original (the pair holds both for that time).
+    pub(crate) fn copies(&self, pos: Position) -> usize {
+        loop {
+            let snapshot = Snapshot::take(self.relocations.for_pair(pos.i1, pos.i2));
+            let (a, b) = (self.load_bucket(pos.i1), self.load_bucket(pos.i2));
+            let in_buckets =
+                self.copies_in(&a, pos.i1, pos.fp) + self.copies_in(&b, pos.i2, pos.fp);
+            let stashed = if self.stash.is_empty() {
+                0
+            } else {
+                self.stash.copies(pos.i1.min(pos.i2), pos.fp)
+            };
+            if snapshot.unchanged() {
+                return in_buckets as usize + stashed;
+            }
+        }
+    }
+
+    /// Copies of `fp` in `bucket`, whose words [`Self::load_bucket`] read.
+    fn copies_in(&self, words: &BucketWords, bucket: u64, fp: u32) -> u32 {
+        let mask = self.locus(bucket).mask;
+        (0..W::WORDS_PER_BUCKET)
+            .map(|k| W::copies_in(words[k], mask[k], fp))
+            .sum()
+    }
+
     /// Whether the stash holds the fingerprint of `pos` for its pair: its
     /// count loaded first (Acquire), then, unless zero, the pair's line. A
     /// search's last look, after its buckets and before its validation (see

@@ -202,6 +202,16 @@ impl Stash {
             .any(|cell| cell.load(Ordering::Acquire) == wanted)
     }
 
+    /// How many entries for the pair with `fp` its line (and the lines
+    /// chained after it) holds (Acquire loads, as [`Self::holds`]).
+    pub(crate) fn copies(&self, lower: u64, fp: u32) -> usize {
+        let wanted = entry(lower, fp);
+        self.line(lower)
+            .cells()
+            .filter(|cell| cell.load(Ordering::Acquire) == wanted)
+            .count()
+    }
+
     /// Takes one entry for the pair with `fp`; false if there is none. The
     /// caller announced the take on the pair's stripe before. The count is
     /// lowered after the CAS, Release: see the module documentation.

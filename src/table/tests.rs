@@ -238,3 +238,33 @@ fn writers_mark_the_readers_stripe_at_every_width() {
         with_width!(bits, W, _variant => writers_mark_the_readers_stripe::<W>());
     }
 }
+
+fn copies_are_counted_in_both_buckets_and_the_stash<W: Width>() {
+    let t = Table::<W>::new(64).unwrap();
+    let pos = t.position(0x9e37_79b9_7f4a_7c15);
+    let other = t.position(0x3c6e_f372_fe94_f82b).fp;
+    assert_ne!(other, pos.fp);
+    assert_eq!(t.copies(pos), 0);
+    assert!(t.put(pos.i1, pos.fp) && t.put(pos.i1, pos.fp) && t.put(pos.i2, pos.fp));
+    // Another fingerprint in the pair, and this one in the bucket that shares
+    // a word with the first (two buckets a word) or in the next: not counted.
+    assert!(t.put(pos.i1, other) && t.put(pos.i2, other));
+    let beside = if pos.i1 ^ 1 == pos.i2 {
+        pos.i1 ^ 2
+    } else {
+        pos.i1 ^ 1
+    };
+    assert!(t.put(beside, pos.fp));
+    assert_eq!(t.copies(pos), 3, "{} bits", W::BITS);
+    t.stash_position(pos);
+    assert_eq!(t.copies(pos), 4, "{} bits", W::BITS);
+    assert!(t.remove(pos));
+    assert_eq!(t.copies(pos), 3, "{} bits", W::BITS);
+}
+
+#[test]
+fn copies_counts_every_copy_of_the_pair() {
+    for bits in crate::FingerprintBits::ALL {
+        with_width!(bits, W, _variant => copies_are_counted_in_both_buckets_and_the_stash::<W>());
+    }
+}

@@ -16,7 +16,7 @@
 //! Each round builds a fresh table of one width and size, and threads run a
 //! random mix on it for a short while, of one of three [`Kind`]s: `contains`,
 //! `insert` and `remove` only; every call (`contains_hash_batch` on a run of
-//! keys and `insert_if_absent` too); or every call while thread 0 also calls
+//! keys, `count` and `insert_if_absent` too); or every call while thread 0 also calls
 //! `clear` now and then. Each thread keeps a shadow multiset of the copies
 //! *it* inserted; copies are interchangeable, so a key a thread holds is live
 //! whatever the other threads do with their own copies. A `clear` takes every
@@ -29,6 +29,7 @@
 //!
 //! * `contains` of a held key is true, and so is its answer in a batch; every
 //!   held key is re-checked every [`RECHECK`] operations;
+//! * `count` of a key is at least the copies of it the thread holds;
 //! * `insert_if_absent` of a held key answers `Ok(false)` (a copy was present
 //!   throughout);
 //! * `remove` of a held key returns true (a thread removes only what it holds).
@@ -58,12 +59,14 @@
 //!
 //! Caught only sometimes: batch lookups that believe a miss without its
 //! counter (a held key's batch answer false, in two of five runs of 10 to
-//! 15 s). Not caught: a mover that publishes on another pair's stripe (two
-//! runs of 15 s). A lookup's two loads are a nanosecond apart, and a move
-//! must fall between them, where a remove's two takes are further apart.
-//! The loom models of batched lookups (loom-tests/tests/lookup.rs) catch the
-//! first every time; the unit test `writers_mark_the_readers_stripe_at_every_width`
-//! (src/table/mod.rs) the second, and a remove announced on another stripe.
+//! 15 s), and a `count` that believes a look that found something without
+//! its counter (a count below the copies held, in one of five runs of 15 s).
+//! Not caught: a mover that publishes on another pair's stripe (two runs of
+//! 15 s). A lookup's two loads are a nanosecond apart, and a move must fall
+//! between them, where a remove's two takes are further apart. The loom
+//! models of lookups (loom-tests/tests/lookup.rs) catch the first two every
+//! time; the unit test `writers_mark_the_readers_stripe_at_every_width`
+//! (src/table/mod.rs) the third, and a remove announced on another stripe.
 //!
 //! Consecutive rounds take the three kinds in turn, every third round the
 //! next width, every 24th the next size (2, 256, 4, 1030, 6 and 8 buckets):
@@ -133,7 +136,8 @@ impl Kind {
             (Kind::Plain, 0..40) => Op::Contains,
             (Kind::Plain, 40..70) => Op::Insert,
             (Kind::Plain, _) => Op::Remove,
-            (_, 0..25) => Op::Contains,
+            (_, 0..20) => Op::Contains,
+            (_, 20..25) => Op::Count,
             (_, 25..35) => Op::Batch,
             (_, 35..55) => Op::Insert,
             (_, 55..70) => Op::InsertIfAbsent,
@@ -145,6 +149,7 @@ impl Kind {
 /// One operation of a thread's mix.
 enum Op {
     Contains,
+    Count,
     Batch,
     Insert,
     InsertIfAbsent,
@@ -416,6 +421,15 @@ impl<'a> Worker<'a> {
                     if held && !self.filter.contains_hash(key) && self.still_held() {
                         return Err(format!(
                             "thread {t}: contains({key:#x}) false for a held key"
+                        ));
+                    }
+                }
+                Op::Count => {
+                    let counted = self.filter.count_hash(key);
+                    if counted < self.held.copies[k] as usize && self.still_held() {
+                        return Err(format!(
+                            "thread {t}: count({key:#x}) {counted}, below the {} copies held",
+                            self.held.copies[k]
                         ));
                     }
                 }

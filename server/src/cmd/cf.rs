@@ -269,10 +269,13 @@ pub fn mexists(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     }
 }
 
-/// `CF.COUNT key item`: RedisBloom counts the item's copies; this filter
-/// does not count, and answers 1 if the item may be there, 0 if not.
+/// `CF.COUNT key item`: the copies of the item the filter holds (at least
+/// those added and not deleted; more by other items' colliding copies); 0
+/// for a key that holds no filter.
 pub fn count(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
-    reply.integer(i64::from(may_hold(shared, args)));
+    let (key, item) = (args.get(1), args.get(2));
+    let copies = shared.db.with(key, |entry| entry.filter.count(item));
+    reply.integer(i64::try_from(copies.unwrap_or(0)).unwrap_or(i64::MAX));
 }
 
 /// `CF.DEL key item`: removes one copy.
