@@ -18,9 +18,10 @@ goes first, so that both see the same machine. What it measures:
   the filter's size (CF.INFO Size) over the items, and the false-positive
   rate measured with 10^6 items never added;
 * a probe client's latency (one PING at a time, each after an INFO on a
-  second connection) for --probe-seconds (30)
-  with no save, and as long while BGSAVE runs back to back, over the
-  10^7-item filter; three runs each; and how long each save took.
+  second connection) for --probe-seconds (30) with no save, and as long
+  while BGSAVE runs back to back, in one-second slices that alternate
+  between the two, over the 10^7-item filter; three runs each; and how
+  long each save took.
 
 Without redis-server or the module, the comparison is skipped with a
 message and only cuckoo-server is measured. Needs redis-benchmark
@@ -185,39 +186,49 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(p * len(values)))]
 
 
-def probe(server, seconds, saving):
-    """PINGs one at a time for `seconds`; with `saving`, BGSAVE back to back
-    on another connection. Latencies in ms, and the saves' durations in ms.
-    Both windows send the same requests but for the BGSAVEs: an `INFO
-    persistence` on the other connection before each PING (it tells a
-    saving window when to start the next save)."""
+def probe(server, seconds, slice_seconds=1.0):
+    """PINGs one at a time, in slices of `slice_seconds` that alternate
+    between no save and BGSAVEs back to back on another connection (a
+    saving slice ends when its last save does), until each kind has run
+    `seconds`. Latencies in ms without a save and during saves, and the
+    saves' durations in ms.
+
+    The slices alternate so that both kinds see the same machine: on a
+    shared machine the tail of a quiet window moves severalfold from one
+    half-minute to the next, and two windows run one after the other
+    measure that drift as much as the save. Both kinds send the same
+    requests but for the BGSAVEs: an `INFO persistence` on the other
+    connection before each PING (it tells a saving slice when a save
+    ended)."""
     c = Client(server.port)
     admin = Client(server.port)
-    latencies, saves = [], []
-    save_started = None
-    end = time.time() + seconds
-    while time.time() < end:
-        if saving and save_started is None:
-            try:
-                admin.call("BGSAVE")
-                save_started = time.time()
-            except RuntimeError:
-                pass
-        else:
-            info = admin.call("INFO", "persistence")
-            if save_started is not None and b"rdb_bgsave_in_progress:0" in info:
-                saves.append((time.time() - save_started) * 1e3)
-                save_started = None
-        t = time.perf_counter()
-        c.call("PING")
-        latencies.append((time.perf_counter() - t) * 1e3)
-        time.sleep(0.0005)
-    while save_started is not None:
-        if b"rdb_bgsave_in_progress:0" in admin.call("INFO", "persistence"):
-            saves.append((time.time() - save_started) * 1e3)
-            save_started = None
-        time.sleep(0.01)
-    return latencies, saves
+    latencies = {False: [], True: []}
+    spent = {False: 0.0, True: 0.0}
+    saves = []
+    saving = False
+    while min(spent.values()) < seconds:
+        start = time.time()
+        end = start + slice_seconds
+        save_started = None
+        while time.time() < end or save_started is not None:
+            if saving and save_started is None and time.time() < end:
+                try:
+                    admin.call("BGSAVE")
+                    save_started = time.time()
+                except RuntimeError:
+                    pass
+            else:
+                info = admin.call("INFO", "persistence")
+                if save_started is not None and b"rdb_bgsave_in_progress:0" in info:
+                    saves.append((time.time() - save_started) * 1e3)
+                    save_started = None
+            t = time.perf_counter()
+            c.call("PING")
+            latencies[saving].append((time.perf_counter() - t) * 1e3)
+            time.sleep(0.0005)
+        spent[saving] += time.time() - start
+        saving = not saving
+    return latencies[False], latencies[True], saves
 
 
 def main():
@@ -229,8 +240,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3,
                     help="runs of each matrix cell per server, alternating; the median is shown")
     ap.add_argument("--probe-seconds", type=float, default=30,
-                    help="seconds of each probe window (default 30: about 37 000 PINGs, "
-                         "so that p99.9 is not a few stray samples)")
+                    help="seconds of probing of each kind, without and during saves (default "
+                         "30: about 30 000 PINGs each, so that p99.9 is not a few stray samples)")
     ap.add_argument("--parts", default="matrix,memory,probe",
                     help="which measurements, comma-separated (default: all three)")
     opts = ap.parse_args()
@@ -338,13 +349,13 @@ def memory(servers, opts, results):
 
 
 def probes(servers, results, seconds):
-    print("\n## Probe latency (ms, one PING at a time; %g s windows; over the filters above)\n" % seconds)
+    print("\n## Probe latency (ms, one PING at a time; %g s of each kind in alternating 1 s slices; "
+          "over the filters above)\n" % seconds)
     print("| server | run | p50 | p99 | p99.9 | max | p50 saving | p99 saving | p99.9 saving | max saving | saves | save ms (median) |")
     print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for run_no in range(1, 4):
         for s in (servers if run_no % 2 else servers[::-1]):
-            quiet, _ = probe(s, seconds, False)
-            busy, saves = probe(s, seconds, True)
+            quiet, busy, saves = probe(s, seconds)
             stats = [percentile(quiet, p) for p in (0.5, 0.99, 0.999)] + [max(quiet)]
             stats += [percentile(busy, p) for p in (0.5, 0.99, 0.999)] + [max(busy)]
             median_save = percentile(saves, 0.5) if saves else float("nan")
