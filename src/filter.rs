@@ -611,9 +611,10 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// adds one, every remove takes one. At least the number of copies
     /// inserted before the call began and not removed before it returned;
     /// more by the copies of other items that share its fingerprint and
-    /// buckets (each with the false-positive probability), and, while an
-    /// insert relocates one of its copies, by that copy, which the filter
-    /// holds twice for a moment.
+    /// buckets (each with the false-positive probability), and, while one
+    /// of its copies moves (an insert's relocation, or out of the stash
+    /// after a snapshot), by that copy, which the filter holds twice for a
+    /// moment.
     ///
     /// Slower than [`contains`](Self::contains), which may believe a hit
     /// without validating it: a count validates every look against
