@@ -241,7 +241,7 @@ def main():
                     help="runs of each matrix cell per server, alternating; the median is shown")
     ap.add_argument("--probe-seconds", type=float, default=30,
                     help="seconds of probing of each kind, without and during saves (default "
-                         "30: about 30 000 PINGs each, so that p99.9 is not a few stray samples)")
+                         "30: about 37 000 PINGs each, so that p99.9 is not a few stray samples)")
     ap.add_argument("--parts", default="matrix,memory,probe",
                     help="which measurements, comma-separated (default: all three)")
     opts = ap.parse_args()
