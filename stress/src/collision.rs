@@ -16,16 +16,16 @@
 //! Each round builds a fresh table of one width and size, and threads run a
 //! random mix on it for a short while, of one of three [`Kind`]s: `contains`,
 //! `insert` and `remove` only; every call (`contains_hash_batch` on a run of
-//! keys, `count` and `insert_if_absent` too); or every call while thread 0 also calls
-//! `clear` now and then. Each thread keeps a shadow multiset of the copies
-//! *it* inserted; copies are interchangeable, so a key a thread holds is live
-//! whatever the other threads do with their own copies. A `clear` takes every
-//! thread's copies: each thread forgets its holdings when it sees that a
-//! clear has started, and believes an answer about a held copy only if no
-//! clear started before the answer came (the clearing thread counts a clear
-//! as started before it calls `clear`, so a clear that took the copy is
-//! seen). In those rounds each thread has fingerprints of its own (see
-//! `one_round`). Checked while running:
+//! keys, `count` and `insert_if_absent` too); or every call while thread 0 also
+//! calls `clear` now and then. Each thread keeps a shadow multiset of the
+//! copies *it* inserted; copies are interchangeable, so a key a thread holds is
+//! live whatever the other threads do with their own copies. A `clear` takes
+//! every thread's copies: each thread forgets its holdings when it sees that a
+//! clear has started, and believes an answer about a held copy only if no clear
+//! started before the answer came (the clearing thread counts a clear as
+//! started before it calls `clear`, so a clear that took the copy is seen). In
+//! those rounds each thread has fingerprints of its own (see `one_round`).
+//! Checked while running:
 //!
 //! * `contains` of a held key is true, and so is its answer in a batch; every
 //!   held key is re-checked every [`RECHECK`] operations;

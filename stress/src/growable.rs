@@ -3,13 +3,12 @@
 //!
 //! Threads insert their own keys (every insert must succeed: a growable filter
 //! never reports lack of room) and look up their live keys (every one must be
-//! found, in whichever table it landed; one lookup in four by `count`) and
-//! keys never inserted. There are no
-//! removes: in a chain, a remove may take the copy of a *different* item that a
-//! newer table holds under the same fingerprint (a documented limit, with
-//! probability below the false-positive rate), which this checker could not
-//! tell from a bug. At the end: `len` exact, every key present, the measured
-//! false-positive rate within the chain's bound.
+//! found, in whichever table it landed; one lookup in four by `count`) and keys
+//! never inserted. There are no removes: in a chain, a remove may take the copy
+//! of a *different* item that a newer table holds under the same fingerprint (a
+//! documented limit, with probability below the false-positive rate), which
+//! this checker could not tell from a bug. At the end: `len` exact, every key
+//! present, the measured false-positive rate within the chain's bound.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
