@@ -12,7 +12,8 @@
 //! * [`frame`]: RESP: parses requests, writes replies.
 //! * [`cmd`]: the commands, one module per family.
 //! * [`db`]: the names and their filters.
-//! * [`persist`]: the save file, its lock, saves and the load at start.
+//! * [`persist`]: the save file, its lock, saves and the load at start;
+//!   `direct` writes it around the page cache.
 //! * [`config`]: the options, as redis-server takes them.
 
 #![warn(missing_docs)]
@@ -21,6 +22,7 @@ pub mod cmd;
 pub mod config;
 pub mod connection;
 pub mod db;
+mod direct;
 pub mod frame;
 pub mod persist;
 pub mod server;

@@ -22,7 +22,9 @@
 //! A save writes a temporary file beside the target, reading each filter
 //! while connections go on changing it (`write_to` takes a live snapshot:
 //! every item added before the save began and not removed is in it; nothing
-//! waits for the save). Then it flushes and syncs the file, renames it over
+//! waits for the save), with direct I/O where the file system allows it, so
+//! that the kernel's writeback does not compete with the connections for the
+//! cores (the `direct` module says how). Then it syncs the file, renames it over
 //! the target, and syncs the directory, so that the target is always one
 //! whole save, whatever moment the process or the machine stops at. A
 //! background save runs on a thread of its own at a lower priority, `SAVE`
@@ -36,7 +38,7 @@
 //! is refused, so two servers never overwrite each other's saves.
 
 use std::fs::{self, File};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -46,6 +48,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use lockfree_cuckoo_filter::{CuckooFilter, GrowableCuckooFilter, ReadError};
 
 use crate::db::{Db, Entry, Filter, Params};
+use crate::direct::DirectFile;
 
 const MAGIC: &[u8; 8] = b"CFSERVER";
 const VERSION: u32 = 1;
@@ -331,9 +334,8 @@ impl<W: Write> Framing<W> {
 fn write_file(path: &Path, db: &Db) -> io::Result<(u64, u64)> {
     let tmp = temporary(path);
     let written = (|| {
-        let file = File::create(&tmp)?;
         let mut out = Framing {
-            out: BufWriter::with_capacity(1 << 20, file),
+            out: DirectFile::create(&tmp)?,
             crc: 0,
         };
         out.put(MAGIC)?;
@@ -367,7 +369,7 @@ fn write_file(path: &Path, db: &Db) -> io::Result<(u64, u64)> {
         out.put(&count.to_le_bytes())?;
         let crc = out.crc;
         out.out.write_all(&crc.to_le_bytes())?;
-        let file = out.out.into_inner().map_err(|e| e.into_error())?;
+        let file = out.out.finish()?;
         file.sync_all()?;
         let bytes = file.metadata()?.len();
         drop(file);
