@@ -6,7 +6,8 @@
 //! for milliseconds at a time on the cores that serve connections: the
 //! save's I/O lands on the requests' latency. A file opened `O_DIRECT` is
 //! written from the save's own buffer, in the save's own thread (which runs
-//! at a lower priority), and leaves no dirty page behind.
+//! at a lower priority), and leaves no dirty page behind but those of its
+//! last part MiB.
 //!
 //! A direct write must start at an address, a file offset and a length that
 //! are multiples of the device's logical block size. [`DirectFile`] writes
@@ -118,7 +119,7 @@ impl<S: Sink> DirectFile<S> {
         self.direct
     }
 
-    /// Writes the bytes held, then the sink no longer takes direct writes.
+    /// From here on the sink takes every write through the page cache.
     fn end_direct(&mut self) -> io::Result<()> {
         if self.direct {
             self.sink.end_direct()?;
@@ -140,9 +141,9 @@ impl<S: Sink> DirectFile<S> {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // A refused direct write wrote nothing; after a short one the
-                // rest is no longer aligned. Either way the rest goes through
-                // the page cache.
+                // A refused direct write wrote nothing (after a short one the
+                // rest may not be aligned): the rest goes through the page
+                // cache.
                 Err(e) if self.direct && refused(&e) => self.end_direct()?,
                 Err(e) => return Err(e),
             }
