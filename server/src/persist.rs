@@ -23,10 +23,10 @@
 //! while connections go on changing it (`write_to` takes a live snapshot:
 //! every item added before the save began and not removed is in it; nothing
 //! waits for the save), with direct I/O where the file system allows it, so
-//! that the kernel's writeback does not compete with the connections for the
-//! cores (the `direct` module says how). Then it syncs the file, renames it over
-//! the target, and syncs the directory, so that the target is always one
-//! whole save, whatever moment the process or the machine stops at. A
+//! that the kernel's writeback does not compete with the connections for
+//! the cores (the `direct` module says how). Then it syncs the file, renames
+//! it over the target, and syncs the directory, so that the target is always
+//! one whole save, whatever moment the process or the machine stops at. A
 //! background save runs on a thread of its own at a lower priority, `SAVE`
 //! on the runtime's blocking pool: never on the threads that serve
 //! connections. A server that stops lets a background save under way end.
