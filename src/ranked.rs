@@ -304,11 +304,17 @@ fn holds_given<L: Layout>(word: u64, suffixes: u64, fp: u64) -> bool {
 }
 
 /// Whether either of `words` (a bucket pair) holds `fp` (in `1..=MAX`),
-/// reading the decode table once, without a branch in the common case: the
-/// word to decode is the one with a lane of `fp`'s suffix (chosen by a
-/// select; the second word when neither has one, which then cannot match).
-/// Only when both words have such a lane (for a present item, about one
-/// lookup in `2^t / (2·B)`) does it decode both.
+/// reading the decode table at most once in the common case.
+///
+/// When neither word has a lane of `fp`'s suffix (most lookups of absent
+/// items: each lane matches with probability `2^-t`) it answers without the
+/// table. Otherwise the word to decode is the one with such a lane, chosen
+/// by a select rather than a branch: which bucket holds a present item is a
+/// coin toss that a branch would mispredict half the time, while whether
+/// any lane matches is what the caller's items mostly agree on (present, or
+/// absent), which a branch predicts. Only when both words have such a lane
+/// (for a present item, about one lookup in `2^t / (2·B)`) does it decode
+/// both.
 #[inline(always)]
 pub(crate) fn holds_in_either<L: Layout>(words: [u64; 2], fp: u32) -> bool {
     debug_assert!(fp <= L::MAX);
@@ -316,6 +322,9 @@ pub(crate) fn holds_in_either<L: Layout>(words: [u64; 2], fp: u32) -> bool {
     let [s0, s1] = words.map(|w| suffix_differences::<L>(w, fp));
     let flagged = |s: u64| s.wrapping_sub(low::<L>()) & !s & high::<L>() != 0;
     let (f0, f1) = (flagged(s0), flagged(s1));
+    if !(f0 | f1) {
+        return false;
+    }
     if f0 & f1 {
         return holds_given::<L>(words[0], s0, fp) | holds_given::<L>(words[1], s1, fp);
     }
