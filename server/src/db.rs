@@ -176,8 +176,43 @@ pub struct Entry {
     pub deleted: AtomicU64,
     /// The options it was reserved with.
     pub params: Params,
-    /// Bytes charged against the memory limit when it was created.
-    pub charged: usize,
+    /// Bytes charged against the memory limit for it: its size when it was
+    /// made, then after each growth that [`Db::charge_growth`] saw;
+    /// [`DETACHED`] once it left the map (nothing it does is charged after).
+    /// Changed only by compare-and-swap, and the map's total by the same
+    /// difference, so the total is the sum of its entries' charges.
+    charged: AtomicUsize,
+    /// Its filter's tables when it was last charged: a growth adds one.
+    tables: AtomicUsize,
+}
+
+/// [`Entry::charged`] of an entry that is no longer in the map.
+const DETACHED: usize = usize::MAX;
+
+impl Entry {
+    /// An entry for `filter`, charged at its present size.
+    pub fn new(filter: Filter, params: Params, deleted: u64) -> Entry {
+        Entry {
+            charged: filter.memory_usage().into(),
+            tables: filter.tables().into(),
+            filter,
+            deleted: deleted.into(),
+            params,
+        }
+    }
+
+    /// Bytes charged for it now (its size when last charged).
+    pub fn charged(&self) -> usize {
+        self.charged.load(Ordering::Relaxed)
+    }
+
+    /// Takes it out of the memory count: what it was charged.
+    fn detach(&self) -> usize {
+        match self.charged.swap(DETACHED, Ordering::Relaxed) {
+            DETACHED => 0,
+            charged => charged,
+        }
+    }
 }
 
 /// Why a filter could not be created.
@@ -229,7 +264,8 @@ pub struct Db {
     map: papaya::HashMap<Box<[u8]>, Arc<Entry>>,
     /// Bytes the filters may take, all together (0: no limit).
     max_memory: usize,
-    /// Bytes charged by the filters alive, at their creation.
+    /// Bytes charged by the filters in the map: the sum of their entries'
+    /// [`Entry::charged`].
     charged: AtomicUsize,
     /// Whether anything changed since the last save began.
     dirty: AtomicBool,
@@ -328,13 +364,7 @@ impl Db {
                     .map_err(CreateError::Build)?,
             )
         };
-        let charged = filter.memory_usage();
-        Ok(Entry {
-            filter,
-            deleted: AtomicU64::new(0),
-            params: spec.params,
-            charged,
-        })
+        Ok(Entry::new(filter, spec.params, 0))
     }
 
     /// Checks that a filter of `bytes` fits under the memory limit.
@@ -354,10 +384,50 @@ impl Db {
         Ok(())
     }
 
+    /// Whether the filters are charged more than the memory limit (their
+    /// growth included): then inserts that may grow a filter are refused,
+    /// as Redis refuses commands that may take memory past `maxmemory`.
+    pub fn over_memory(&self) -> bool {
+        self.max_memory > 0 && self.charged.load(Ordering::Relaxed) > self.max_memory
+    }
+
+    /// Charges what `entry`'s filter grew by since it was last charged, if
+    /// it added a table; call it after inserting into a growable filter.
+    /// A fixed filter never grows, and answers at the first comparison.
+    pub fn charge_growth(&self, entry: &Entry) {
+        let tables = entry.filter.tables();
+        if entry.tables.swap(tables, Ordering::Relaxed) == tables {
+            return;
+        }
+        let now = entry.filter.memory_usage();
+        let mut old = entry.charged.load(Ordering::Relaxed);
+        loop {
+            if old == DETACHED {
+                return;
+            }
+            match entry.charged.compare_exchange_weak(
+                old,
+                now,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(seen) => old = seen,
+            }
+        }
+        // The total moves by the entry's own difference: however charges
+        // and a removal interleave, it stays the sum over the entries.
+        if now >= old {
+            self.charged.fetch_add(now - old, Ordering::Relaxed);
+        } else {
+            self.charged.fetch_sub(old - now, Ordering::Relaxed);
+        }
+    }
+
     /// Puts `entry` under `key` if the name is free; the entry under the name
     /// afterwards (the one given, or the one that was there).
     pub fn insert_new(&self, key: &[u8], entry: Entry) -> (Arc<Entry>, bool) {
-        let charged = entry.charged;
+        let charged = entry.charged();
         let map = self.map.pin();
         match map.try_insert(key.into(), Arc::new(entry)) {
             Ok(added) => {
@@ -371,11 +441,11 @@ impl Db {
 
     /// Puts `entry` under `key`, replacing any filter there.
     pub fn replace(&self, key: &[u8], entry: Entry) {
-        let charged = entry.charged;
+        let charged = entry.charged();
         let old = self.map.pin().insert(key.into(), Arc::new(entry)).cloned();
         self.charged.fetch_add(charged, Ordering::Relaxed);
         if let Some(old) = old {
-            self.charged.fetch_sub(old.charged, Ordering::Relaxed);
+            self.charged.fetch_sub(old.detach(), Ordering::Relaxed);
         }
         self.touch();
     }
@@ -385,7 +455,7 @@ impl Db {
         let map = self.map.pin();
         match map.remove(key) {
             Some(old) => {
-                self.charged.fetch_sub(old.charged, Ordering::Relaxed);
+                self.charged.fetch_sub(old.detach(), Ordering::Relaxed);
                 self.touch();
                 true
             }
@@ -398,7 +468,7 @@ impl Db {
         let map = self.map.pin();
         for key in map.keys() {
             if let Some(old) = map.remove(key) {
-                self.charged.fetch_sub(old.charged, Ordering::Relaxed);
+                self.charged.fetch_sub(old.detach(), Ordering::Relaxed);
             }
         }
         self.touch();
@@ -436,5 +506,69 @@ impl Db {
     /// The memory limit (0: none).
     pub fn max_memory(&self) -> usize {
         self.max_memory
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn total(db: &Db) -> usize {
+        db.charged.load(Ordering::Relaxed)
+    }
+
+    /// A growable filter's growth is charged, also while other threads
+    /// insert; once the entry leaves the map, nothing it grows by is, so
+    /// the total comes back to zero.
+    #[test]
+    fn growth_is_charged_until_the_entry_leaves() {
+        let db = Db::new(0);
+        let spec = Spec {
+            capacity: 64,
+            rate: 0.01,
+            params: Params::default(),
+        };
+        let entry = db.insert_new(b"g", db.build(&spec).unwrap()).0;
+        let at_creation = total(&db);
+        assert_eq!(at_creation, entry.filter.memory_usage());
+        let insert = |t: u32, range: std::ops::Range<u32>| {
+            for i in range {
+                let _ = entry.filter.insert(&(t << 24 | i).to_le_bytes());
+                db.charge_growth(&entry);
+            }
+        };
+        std::thread::scope(|s| {
+            for t in 0..2 {
+                s.spawn(move || insert(t, 0..20_000));
+            }
+        });
+        assert!(entry.filter.tables() > 1);
+        assert_eq!(total(&db), entry.filter.memory_usage());
+        assert_eq!(entry.charged(), total(&db));
+        // Removed while two threads go on growing it.
+        std::thread::scope(|s| {
+            for t in 0..2 {
+                s.spawn(move || insert(t, 20_000..200_000));
+            }
+            s.spawn(|| {
+                while entry.filter.len() < 60_000 {
+                    std::thread::yield_now();
+                }
+                assert!(db.remove(b"g"));
+            });
+        });
+        assert_eq!(total(&db), 0, "growth after the removal was charged");
+        // Put back (as a replace would), charged at its size now.
+        db.replace(
+            b"g",
+            Entry::new(
+                Filter::Fixed(CuckooFilter::with_capacity(10)),
+                Params::default(),
+                0,
+            ),
+        );
+        assert_eq!(total(&db), db.memory_usage());
+        db.clear();
+        assert_eq!(total(&db), 0);
     }
 }

@@ -469,16 +469,7 @@ fn load<R: Read>(input: R, db: &Db) -> Result<usize, String> {
             ReadError::Io(e) => format!("reading filter {shown:?}: {e}"),
             e => format!("filter {shown:?} is damaged: {e}"),
         })?;
-        let charged = filter.memory_usage();
-        loaded.push((
-            name,
-            Entry {
-                filter,
-                deleted: deleted.into(),
-                params,
-                charged,
-            },
-        ));
+        loaded.push((name, Entry::new(filter, params, deleted)));
     }
     let count = src.u64("the end")?;
     let expected = src.crc;

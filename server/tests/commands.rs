@@ -644,3 +644,67 @@ fn memory_limit() {
     let e = err(con, &["CF.RESERVE", "neg", "-5"]);
     assert_eq!(e, "Capacity must be at least (BucketSize * 2)");
 }
+
+#[test]
+fn growth_counts_against_the_memory_limit() {
+    let dir = TempDir::new("growth");
+    let server = Server::start(dir.path(), &["--maxmemory", "1mb"]);
+    let con = &mut server.connect();
+    let ok: String = q!(con, "CF.RESERVE", "g", "1000");
+    assert_eq!(ok, "OK");
+    // Batches of distinct items until the limit refuses one: a growable
+    // filter grows past its size at creation, and its growth is charged.
+    let mut added = 0u64;
+    let refused = loop {
+        assert!(added < 4_000_000, "no refusal after {added} items");
+        let mut c = cmd("CF.INSERT");
+        c.arg("g").arg("ITEMS");
+        for i in added..added + 1000 {
+            c.arg(format!("item{i}"));
+        }
+        match c.query::<Vec<i64>>(con) {
+            Ok(results) => {
+                assert_eq!(results.len(), 1000);
+                let ok = results.iter().take_while(|&&r| r == 1).count() as u64;
+                added += ok;
+                if ok < 1000 {
+                    assert!(results[ok as usize..].iter().all(|&r| r == -1));
+                    break "an item";
+                }
+            }
+            Err(e) => {
+                assert!(error_text(&e).starts_with("OOM "), "{e}");
+                break "the command";
+            }
+        }
+    };
+    assert!(
+        added > 100_000,
+        "refused ({refused}) after only {added} items"
+    );
+    let size = info_field(con, "g", "Size");
+    assert!(
+        size <= 4 << 20,
+        "{size} bytes after {added} items: one growth past 1 MiB at most"
+    );
+    let e = err(con, &["CF.ADD", "g", "one more"]);
+    assert_eq!(e, "OOM command not allowed when used memory > 'maxmemory'.");
+    let e = err(con, &["CF.INSERT", "g", "ITEMS", "one more"]);
+    assert_eq!(e, "OOM command not allowed when used memory > 'maxmemory'.");
+    // What was acknowledged is there; lookups and deletes go on.
+    let mut c = cmd("CF.MEXISTS");
+    c.arg("g");
+    for i in (0..added).step_by(97) {
+        c.arg(format!("item{i}"));
+    }
+    let found: Vec<i64> = c.query(con).unwrap();
+    assert!(found.iter().all(|&f| f == 1));
+    let deleted: i64 = q!(con, "CF.DEL", "g", "item0");
+    assert_eq!(deleted, 1);
+    // Deleting the filter frees all it was charged, growth included.
+    let _: i64 = q!(con, "DEL", "g");
+    let ok: String = q!(con, "CF.RESERVE", "again", "100000");
+    assert_eq!(ok, "OK");
+    let added: i64 = q!(con, "CF.ADD", "g", "item");
+    assert_eq!(added, 1);
+}

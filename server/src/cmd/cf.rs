@@ -11,7 +11,7 @@ use std::sync::Arc;
 use lockfree_cuckoo_filter::InsertError;
 
 use super::{int, is, Session, Shared};
-use crate::db::{Entry, Params, Spec};
+use crate::db::{Entry, Filter, Params, Spec};
 use crate::frame::{Args, Reply};
 
 /// The capacity of a filter that `CF.ADD` or `CF.INSERT` creates: RedisBloom's.
@@ -138,28 +138,43 @@ fn insert_error(e: InsertError) -> &'static str {
     }
 }
 
+/// Redis's error for a command that may take memory while the data set is
+/// over `maxmemory`.
+const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+/// Whether inserts into `entry` are refused now: its filter may grow, and
+/// the filters are charged more than `--maxmemory` already.
+fn refused_for_memory(shared: &Shared, entry: &Entry) -> bool {
+    matches!(entry.filter, Filter::Growable(_)) && shared.db.over_memory()
+}
+
+/// Adds `item` to `entry`'s filter (unless present, with `nx`); whether it
+/// did, or the error words. Growth is charged against the memory limit.
+fn add_to(shared: &Shared, entry: &Entry, item: &[u8], nx: bool) -> Result<bool, &'static str> {
+    if refused_for_memory(shared, entry) {
+        return Err(OOM);
+    }
+    let result = if nx {
+        entry.filter.insert_if_absent(item)
+    } else {
+        entry.filter.insert(item).map(|()| true)
+    };
+    shared.db.charge_growth(entry);
+    result.map_err(insert_error)
+}
+
 /// `CF.ADD key item` and `CF.ADDNX key item`.
 pub fn add(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>, nx: bool) {
     let (key, item) = (args.get(1), args.get(2));
     // The common case, a filter that exists, without an `Arc` clone.
-    let done = shared.db.with(key, |entry| {
-        if nx {
-            entry.filter.insert_if_absent(item)
-        } else {
-            entry.filter.insert(item).map(|()| true)
-        }
-    });
+    let done = shared.db.with(key, |entry| add_to(shared, entry, item, nx));
     let result = match done {
         Some(result) => result,
         None => {
             let Ok(entry) = filter_for_insert(shared, key, true, DEFAULT_CAPACITY, reply) else {
                 return;
             };
-            if nx {
-                entry.filter.insert_if_absent(item)
-            } else {
-                entry.filter.insert(item).map(|()| true)
-            }
+            add_to(shared, &entry, item, nx)
         }
     };
     match result {
@@ -169,7 +184,7 @@ pub fn add(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>, nx: bool) {
             }
             reply.boolean(added);
         }
-        Err(e) => reply.error(insert_error(e)),
+        Err(words) => reply.error(words),
     }
 }
 
@@ -212,27 +227,23 @@ pub fn insert(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>, nx: bool) 
     let Ok(entry) = filter_for_insert(shared, args.get(1), create, capacity, reply) else {
         return;
     };
+    if refused_for_memory(shared, &entry) {
+        return reply.error(OOM);
+    }
     reply.array(args.len() - items_at);
     let mut changed = false;
+    // An item the memory limit refuses (the filter grew past it during this
+    // command) fails as one the filter has no room for.
     for item in args.from(items_at) {
-        if nx {
+        let result = add_to(shared, &entry, item, nx);
+        changed |= result == Ok(true);
+        match result {
             // Integers in both protocols, as RedisBloom answers CF.INSERTNX.
-            match entry.filter.insert_if_absent(item) {
-                Ok(added) => {
-                    changed |= added;
-                    reply.integer(i64::from(added));
-                }
-                Err(_) => reply.integer(-1),
-            }
-        } else {
-            match entry.filter.insert(item) {
-                Ok(()) => {
-                    changed = true;
-                    reply.boolean(true);
-                }
-                Err(_) if reply.resp3() => reply.boolean(false),
-                Err(_) => reply.integer(-1),
-            }
+            Ok(added) if nx => reply.integer(i64::from(added)),
+            Err(_) if nx => reply.integer(-1),
+            Ok(_) => reply.boolean(true),
+            Err(_) if reply.resp3() => reply.boolean(false),
+            Err(_) => reply.integer(-1),
         }
     }
     if changed {
@@ -454,16 +465,10 @@ pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     drop(loads);
     match crate::db::Filter::from_bytes(&bytes[8..]) {
         Ok(filter) => {
-            let charged = filter.memory_usage();
-            if let Err(e) = shared.db.check_memory(charged) {
+            if let Err(e) = shared.db.check_memory(filter.memory_usage()) {
                 return reply.error(&e.to_string());
             }
-            let entry = Entry {
-                filter,
-                deleted: 0.into(),
-                params: Params::default(),
-                charged,
-            };
+            let entry = Entry::new(filter, Params::default(), 0);
             if shared.db.insert_new(key, entry).1 {
                 reply.ok();
             } else {
