@@ -394,9 +394,14 @@ impl Db {
     /// Charges what `entry`'s filter grew by since it was last charged, if
     /// it added a table; call it after inserting into a growable filter.
     /// A fixed filter never grows, and answers at the first comparison.
+    /// Without a growth it only reads: every connection's inserts into one
+    /// filter go through here, and a write would bounce the entry's cache
+    /// line between their cores.
     pub fn charge_growth(&self, entry: &Entry) {
         let tables = entry.filter.tables();
-        if entry.tables.swap(tables, Ordering::Relaxed) == tables {
+        if entry.tables.load(Ordering::Relaxed) == tables
+            || entry.tables.swap(tables, Ordering::Relaxed) == tables
+        {
             return;
         }
         let now = entry.filter.memory_usage();
