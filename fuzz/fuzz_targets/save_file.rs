@@ -12,7 +12,8 @@ use cuckoo_server::db::Db;
 use cuckoo_server::persist::Store;
 use libfuzzer_sys::fuzz_target;
 
-/// Filters a loaded file may hold, in bytes of memory.
+/// The memory limit of the database a file loads into (a load is not
+/// refused for it: the file was saved by a server that allowed it).
 const MAX_MEMORY: usize = 64 << 20;
 
 /// Two scratch directories: the file under test, and its save's reload.
