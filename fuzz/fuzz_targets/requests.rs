@@ -12,7 +12,7 @@
 
 #![no_main]
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use cuckoo_server::cmd::{execute, Action, Session, Shared};
@@ -44,16 +44,7 @@ fn shared() -> &'static Shared {
         let config = Config::from_args(&args).expect("valid options");
         let db = Arc::new(Db::new(config.maxmemory));
         let (store, _) = Store::open(config.path(), Arc::clone(&db)).expect("the store opens");
-        Shared {
-            db,
-            store: Arc::new(store),
-            config,
-            started: Instant::now(),
-            clients: 1.into(),
-            connections: 1.into(),
-            loads: Mutex::new(Default::default()),
-            shutdown: tokio::sync::Notify::new(),
-        }
+        Shared::new(db, Arc::new(store), config, Instant::now())
     })
 }
 
@@ -61,13 +52,7 @@ fuzz_target!(|data: &[u8]| {
     let shared = shared();
     shared.db.clear();
     shared.loads.lock().unwrap().clear();
-    let mut session = Session {
-        id: 1,
-        resp3: false,
-        authenticated: true,
-        name: None,
-        dump: None,
-    };
+    let mut session = Session::new(1, true);
     let mut spans = Vec::new();
     let mut out = Vec::new();
     let mut at = 0;

@@ -49,13 +49,7 @@ impl Connection {
             input: BytesMut::with_capacity(16 * 1024),
             output: Vec::with_capacity(16 * 1024),
             spans: Vec::new(),
-            session: Session {
-                id,
-                resp3: false,
-                authenticated,
-                name: None,
-                dump: None,
-            },
+            session: Session::new(id, authenticated),
         }
     }
 

@@ -338,15 +338,7 @@ impl Db {
 
     /// Builds a filter from `spec`, refusing one over the memory limit.
     pub fn build(&self, spec: &Spec) -> Result<Entry, CreateError> {
-        let wanted = Db::estimate(spec).map_err(CreateError::Build)?;
-        if self.max_memory > 0 {
-            let left = self
-                .max_memory
-                .saturating_sub(self.charged.load(Ordering::Relaxed));
-            if wanted > left {
-                return Err(CreateError::OverMemoryLimit { wanted, left });
-            }
-        }
+        self.check_memory(Db::estimate(spec).map_err(CreateError::Build)?)?;
         let filter = if spec.params.expansion == 0 {
             Filter::Fixed(
                 CuckooFilter::builder()

@@ -2,7 +2,7 @@
 
 use std::io;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::io::AsyncWriteExt;
@@ -36,16 +36,7 @@ pub async fn run(config: Config) -> Result<(), String> {
             .map_err(|e| format!("cannot listen on {addr} port {}: {e}", config.port))?;
         listeners.push(listener);
     }
-    let shared = Arc::new(Shared {
-        db,
-        store: Arc::new(store),
-        config,
-        started,
-        clients: 0.into(),
-        connections: 0.into(),
-        loads: Mutex::new(Default::default()),
-        shutdown: tokio::sync::Notify::new(),
-    });
+    let shared = Arc::new(Shared::new(db, Arc::new(store), config, started));
     for listener in listeners {
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         println!("ready to accept connections on {addr}");

@@ -41,6 +41,23 @@ pub struct Shared {
     pub shutdown: tokio::sync::Notify,
 }
 
+impl Shared {
+    /// The state of a server that started at `started`, with no connection
+    /// yet and no dump being loaded.
+    pub fn new(db: Arc<Db>, store: Arc<Store>, config: Config, started: Instant) -> Shared {
+        Shared {
+            db,
+            store,
+            config,
+            started,
+            clients: 0.into(),
+            connections: 0.into(),
+            loads: Mutex::new(HashMap::new()),
+            shutdown: tokio::sync::Notify::new(),
+        }
+    }
+}
+
 /// One connection's state.
 pub struct Session {
     /// Its id, for `CLIENT ID`.
@@ -53,6 +70,19 @@ pub struct Session {
     pub name: Option<Vec<u8>>,
     /// The snapshot `CF.SCANDUMP` is handing out: the filter's name and bytes.
     pub dump: Option<(Vec<u8>, Arc<Vec<u8>>)>,
+}
+
+impl Session {
+    /// A new connection's state: RESP2, no name, no dump under way.
+    pub fn new(id: u64, authenticated: bool) -> Session {
+        Session {
+            id,
+            resp3: false,
+            authenticated,
+            name: None,
+            dump: None,
+        }
+    }
 }
 
 /// What the connection must do after a command's reply.
