@@ -380,43 +380,59 @@ fn surely_full<L: Layout>(word: u64) -> bool {
 }
 
 /// `word` with one more copy of `fp` (in `1..=MAX`); None when full.
+///
+/// Slot 0 is empty: the values below `fp` move down one slot over it and
+/// `fp` takes the place the order gives it. Slot `j` of the result is
+/// `max(fps[j], min(fps[j + 1], fp))`: `fps[j + 1]` where that is below
+/// `fp` (it moves down), else `fp` where `fps[j]` is below it (the new
+/// value's place), else `fps[j]` (it stays). Selects, not a loop that stops
+/// at the place: where a new value falls among the others is random, a
+/// branch on it mispredicted about once an insert.
 #[inline]
 pub(crate) fn with<L: Layout>(word: u64, fp: u32) -> Option<u64> {
     debug_assert!(fp != 0 && fp <= L::MAX);
     if surely_full::<L>(word) {
         return None;
     }
-    let mut fps = fingerprints::<L>(word);
+    let fps = fingerprints::<L>(word);
     if fps[0] != 0 {
         return None;
     }
-    // Slot 0 is empty: shift the smaller values down over it and put `fp`
-    // where the order wants it.
-    let mut i = 0;
-    while i + 1 < L::SLOTS && fps[i + 1] < fp {
-        fps[i] = fps[i + 1];
-        i += 1;
+    let mut out = [0u32; MAX_SLOTS];
+    for j in 0..L::SLOTS {
+        let next = if j + 1 < L::SLOTS {
+            fps[j + 1]
+        } else {
+            u32::MAX
+        };
+        out[j] = fps[j].max(next.min(fp));
     }
-    fps[i] = fp;
-    Some(encode_sorted::<L>(&fps))
+    Some(encode_sorted::<L>(&out))
 }
 
 /// `word` with one copy of `fp` (in `1..=MAX`) fewer; None when it holds none.
+///
+/// The values below `fp` move up one slot over its first copy, and slot 0
+/// empties: slot `j ≥ 1` of the result is `fps[j − 1]` where that is below
+/// `fp`, else `fps[j]`. Selects, as in [`with`].
 #[inline]
 pub(crate) fn without<L: Layout>(word: u64, fp: u32) -> Option<u64> {
     debug_assert!(fp <= L::MAX);
     if fp == 0 {
         return None;
     }
-    let mut fps = fingerprints::<L>(word);
-    let mut i = fps[..L::SLOTS].iter().position(|&f| f == fp)?;
-    // Move the smaller values up over the slot, and empty slot 0.
-    while i > 0 {
-        fps[i] = fps[i - 1];
-        i -= 1;
+    let fps = fingerprints::<L>(word);
+    if !fps[..L::SLOTS]
+        .iter()
+        .fold(false, |any, &f| any | (f == fp))
+    {
+        return None;
     }
-    fps[0] = 0;
-    Some(encode_sorted::<L>(&fps))
+    let mut out = [0u32; MAX_SLOTS];
+    for j in 1..L::SLOTS {
+        out[j] = if fps[j - 1] < fp { fps[j - 1] } else { fps[j] };
+    }
+    Some(encode_sorted::<L>(&out))
 }
 
 /// Occupied slots of `word`.
