@@ -411,28 +411,39 @@ pub(crate) fn with<L: Layout>(word: u64, fp: u32) -> Option<u64> {
 }
 
 /// `word` with one copy of `fp` (in `1..=MAX`) fewer; None when it holds none.
-///
-/// The values below `fp` move up one slot over its first copy, and slot 0
-/// empties: slot `j ≥ 1` of the result is `fps[j − 1]` where that is below
-/// `fp`, else `fps[j]`. Selects, as in [`with`].
 #[inline]
 pub(crate) fn without<L: Layout>(word: u64, fp: u32) -> Option<u64> {
     debug_assert!(fp <= L::MAX);
     if fp == 0 {
         return None;
     }
-    let fps = fingerprints::<L>(word);
-    if !fps[..L::SLOTS]
-        .iter()
-        .fold(false, |any, &f| any | (f == fp))
-    {
+    let fps = without_sorted(&fingerprints::<L>(word), L::SLOTS, fp)?;
+    Some(encode_sorted::<L>(&fps))
+}
+
+/// The first `len` values of `fps` (ascending, empty slots as 0 first) with
+/// one copy of `fp` fewer, still ascending; None when they hold none. Here
+/// and in [`crate::semisorted`].
+///
+/// The values below `fp` move up one slot over its first copy, and slot 0
+/// empties: slot `j ≥ 1` of the result is `fps[j − 1]` where that is below
+/// `fp`, else `fps[j]`. Selects, and an OR of equalities for whether `fp`
+/// is there, as in [`with`]: a search for the copy would end on a branch
+/// that the copy's random place mispredicts.
+#[inline(always)]
+pub(crate) fn without_sorted<const N: usize>(
+    fps: &[u32; N],
+    len: usize,
+    fp: u32,
+) -> Option<[u32; N]> {
+    if !fps[..len].iter().fold(false, |any, &f| any | (f == fp)) {
         return None;
     }
-    let mut out = [0u32; MAX_SLOTS];
-    for j in 1..L::SLOTS {
+    let mut out = [0u32; N];
+    for j in 1..len {
         out[j] = if fps[j - 1] < fp { fps[j - 1] } else { fps[j] };
     }
-    Some(encode_sorted::<L>(&out))
+    Some(out)
 }
 
 /// Occupied slots of `word`.

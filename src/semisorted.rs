@@ -276,26 +276,14 @@ mod codec {
     }
 
     /// `bucket` with one copy of `fp` fewer; None when it holds none.
-    ///
-    /// The values below `fp` move up one slot over its first copy and slot 0
-    /// empties (slot `j ≥ 1` is `fps[j − 1]` where that is below `fp`, else
-    /// `fps[j]`): selects, where a search for the copy would end on a branch
-    /// that the copy's random place mispredicts.
     #[inline]
     pub(super) fn without<const S: u32>(bucket: u64, fp: u32) -> Option<u64> {
         debug_assert!(fp != 0 && fp <= max::<S>());
         if fp == 0 {
             return None;
         }
-        let fps = fingerprints::<S>(bucket);
-        if !fps.iter().fold(false, |any, &f| any | (f == fp)) {
-            return None;
-        }
-        let mut out = [0u32; 4];
-        for j in 1..4 {
-            out[j] = if fps[j - 1] < fp { fps[j - 1] } else { fps[j] };
-        }
-        Some(encode::<S>(out))
+        let fps = crate::ranked::without_sorted(&fingerprints::<S>(bucket), 4, fp)?;
+        Some(encode::<S>(fps))
     }
 
     /// `bucket` with one copy of `old` replaced by `new`; None when it holds
