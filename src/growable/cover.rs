@@ -9,7 +9,7 @@ use crate::sync::published::Arc;
 /// Covering: the older tables behind one summary.
 impl<S> GrowableCuckooFilter<S> {
     /// Puts the oldest tables of the current chain behind a summary, if
-    /// [`Chain::to_cover`] says more should be: announces the covering by
+    /// [`Chain::to_cover`](super::chain::Chain::to_cover) says more should be: announces the covering by
     /// publishing a chain with it pending, reads the tables into the summary,
     /// oldest first, and publishes the chain that covers those read before the
     /// first whose reading could not be believed in three tries (all of them,

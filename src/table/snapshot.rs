@@ -97,7 +97,7 @@ impl<W: Width> Table<W> {
 
     /// Whether a move from bucket `src` to bucket `dst` may complete: for
     /// every snapshot under way, [`may_complete`]. Called by a mover after
-    /// its publish, which orders it (see [`front`]).
+    /// its publish, which orders it (see [`front`](super::front)).
     #[inline]
     pub(crate) fn move_may_complete(&self, src: u64, dst: u64) -> bool {
         !self

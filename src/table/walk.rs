@@ -30,7 +30,7 @@ impl<W: Width> Table<W> {
     /// A reading of one bucket after another can miss a fingerprint that moves
     /// from a bucket not yet read to one already read. Moves are announced on
     /// their pair's stripe between their copy and their clear (see
-    /// [`relocation`]), so, as for a lookup, the counters of every stripe read
+    /// [`relocation`](super::relocation)), so, as for a lookup, the counters of every stripe read
     /// before the buckets and again after tell whether one happened: the
     /// reading that sees a cleared word (Acquire) sees the bump that preceded
     /// the clear.
