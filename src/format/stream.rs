@@ -1,5 +1,6 @@
 //! The byte format through `std::io`: [`CuckooFilter::write_to`] and
-//! [`CuckooFilter::read_from`], and the same for [`GrowableCuckooFilter`](crate::GrowableCuckooFilter).
+//! [`CuckooFilter::read_from`], and the same for
+//! [`GrowableCuckooFilter`](crate::GrowableCuckooFilter).
 
 use std::fmt;
 use std::io::{self, Read};

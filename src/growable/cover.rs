@@ -9,16 +9,17 @@ use crate::sync::published::Arc;
 /// Covering: the older tables behind one summary.
 impl<S> GrowableCuckooFilter<S> {
     /// Puts the oldest tables of the current chain behind a summary, if
-    /// [`Chain::to_cover`](super::chain::Chain::to_cover) says more should be: announces the covering by
-    /// publishing a chain with it pending, reads the tables into the summary,
-    /// oldest first, and publishes the chain that covers those read before the
-    /// first whose reading could not be believed in three tries (all of them,
-    /// when every reading held still), if that is more tables than are covered
-    /// already; if not, the chain without the pending covering, the current
-    /// covering kept. Lookups keep looking in the tables left uncovered, until
-    /// a later covering reads them. No thread waits for this: inserts meanwhile
-    /// record their items in the pending summary themselves, and a thread that
-    /// finds a covering under way does not start another.
+    /// [`Chain::to_cover`](super::chain::Chain::to_cover) says more should be:
+    /// announces the covering by publishing a chain with it pending, reads the
+    /// tables into the summary, oldest first, and publishes the chain that
+    /// covers those read before the first whose reading could not be believed
+    /// in three tries (all of them, when every reading held still), if that is
+    /// more tables than are covered already; if not, the chain without the
+    /// pending covering, the current covering kept. Lookups keep looking in the
+    /// tables left uncovered, until a later covering reads them. No thread
+    /// waits for this: inserts meanwhile record their items in the pending
+    /// summary themselves, and a thread that finds a covering under way does
+    /// not start another.
     #[cold]
     pub(crate) fn cover(&self) {
         let (pending, from) = loop {

@@ -30,10 +30,10 @@ impl<W: Width> Table<W> {
     /// A reading of one bucket after another can miss a fingerprint that moves
     /// from a bucket not yet read to one already read. Moves are announced on
     /// their pair's stripe between their copy and their clear (see
-    /// [`relocation`](super::relocation)), so, as for a lookup, the counters of every stripe read
-    /// before the buckets and again after tell whether one happened: the
-    /// reading that sees a cleared word (Acquire) sees the bump that preceded
-    /// the clear.
+    /// [`relocation`](super::relocation)), so, as for a lookup, the counters of
+    /// every stripe read before the buckets and again after tell whether one
+    /// happened: the reading that sees a cleared word (Acquire) sees the bump
+    /// that preceded the clear.
     ///
     /// Each word is read by a read-modify-write that leaves it as it is
     /// (`fetch_or(0)`, AcqRel) rather than by a load: that places the reading
