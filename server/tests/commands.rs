@@ -473,6 +473,26 @@ fn key_commands() {
     let (_, none): (String, Vec<String>) = q!(con, "SCAN", "0", "TYPE", "string", "COUNT", "1000");
     assert!(none.is_empty());
     assert_eq!(err(con, &["SCAN", "x"]), "ERR invalid cursor");
+    let n: i64 = q!(con, "TOUCH", "other", "nothing", "key:1");
+    assert_eq!(n, 2);
+    // Filters do not expire: TTL says so, EXPIRE is refused.
+    for ttl in ["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"] {
+        let (there, gone): (i64, i64) = (q!(con, ttl, "other"), q!(con, ttl, "nothing"));
+        assert_eq!((there, gone), (-1, -2), "{ttl}");
+    }
+    let n: i64 = q!(con, "PERSIST", "other");
+    assert_eq!(n, 0);
+    for expire in ["EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT"] {
+        let e = err(con, &[expire, "other", "100"]);
+        assert!(
+            e.starts_with("ERR filters do not expire here") && e.contains(expire),
+            "{e}"
+        );
+    }
+    let ttl: i64 = q!(con, "TTL", "other");
+    assert_eq!(ttl, -1, "a refused EXPIRE set nothing");
+    let drawn: String = q!(con, "RANDOMKEY");
+    assert!(drawn == "other" || drawn.starts_with("key:"), "{drawn}");
     let n: i64 = q!(con, "DEL", "key:1", "key:2", "nothing");
     assert_eq!(n, 2);
     let n: i64 = q!(con, "UNLINK", "key:3");
@@ -488,6 +508,8 @@ fn key_commands() {
     assert_eq!(n, 0);
     let found: i64 = q!(con, "CF.EXISTS", "again", "x");
     assert_eq!(found, 0);
+    let v: Value = q!(con, "RANDOMKEY");
+    assert_eq!(v, Value::Nil);
 }
 
 #[test]
@@ -540,6 +562,30 @@ fn connection_and_server_commands() {
     }
     let text: String = q!(con, "INFO", "keyspace");
     assert!(!text.contains("redis_version"));
+    // MEMORY USAGE, as `redis-cli --memkeys` and key browsers ask it.
+    let ok: String = q!(con, "CF.RESERVE", "m", "100000", "EXPANSION", "0");
+    assert_eq!(ok, "OK");
+    let bytes: i64 = q!(con, "MEMORY", "USAGE", "m");
+    let size = info_field(con, "m", "Size");
+    assert!(bytes >= size && bytes < size + 1024, "{bytes} for {size}");
+    let same: i64 = q!(con, "MEMORY", "USAGE", "m", "SAMPLES", "5");
+    assert_eq!(same, bytes);
+    let v: Value = q!(con, "MEMORY", "USAGE", "nothing");
+    assert_eq!(v, Value::Nil);
+    assert_eq!(
+        err(con, &["MEMORY", "USAGE", "m", "SAMPLE", "5"]),
+        "ERR syntax error"
+    );
+    assert!(err(con, &["MEMORY", "STATS"]).contains("Try MEMORY HELP"));
+    let help: Vec<String> = q!(con, "MEMORY", "HELP");
+    assert!(help.iter().any(|l| l.starts_with("USAGE")), "{help:?}");
+    let (secs, micros): (String, String) = q!(con, "TIME");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(secs.parse::<u64>().unwrap().abs_diff(now) < 60, "{secs}");
+    assert!(micros.parse::<u32>().unwrap() < 1_000_000, "{micros}");
     assert!(err(con, &["GET", "x"])
         .starts_with("ERR unknown command 'GET', with args beginning with: 'x'"));
     assert_eq!(

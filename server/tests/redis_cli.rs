@@ -58,4 +58,10 @@ fn redis_cli_reaches_the_server() {
     assert_eq!(out, "(true)\n");
     let out = redis_cli(server.port, &["--no-raw", "CF.INFO", "f"], "").unwrap();
     assert!(out.contains(") Number of items inserted\n"), "{out}");
+    // Its key survey, which asks SCAN, TYPE and MEMORY USAGE of every key.
+    let out = redis_cli(server.port, &["--memkeys"], "").unwrap();
+    assert!(
+        out.contains("Biggest MBbloomCF found '\"f\"' has ") && !out.contains("failed"),
+        "{out}"
+    );
 }

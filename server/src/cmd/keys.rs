@@ -1,5 +1,9 @@
-//! The key commands clients use around filters: `DEL`, `EXISTS`, `TYPE`,
-//! `KEYS`, `SCAN`, `FLUSHALL`.
+//! The key commands clients use around filters: `DEL`, `EXISTS`, `TOUCH`,
+//! `TYPE`, `KEYS`, `SCAN`, `RANDOMKEY`, `FLUSHALL`, and the expiry commands,
+//! which say that filters do not expire: `TTL` and its kin answer "no
+//! expiry" (`-1`) for a filter and "no such key" (`-2`) otherwise, and
+//! `EXPIRE` and its kin are refused, so that a client that counts on a key
+//! going away is told at once rather than finding it still there.
 
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 
@@ -15,13 +19,48 @@ pub fn del(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     reply.integer(removed as i64);
 }
 
-/// `EXISTS key...`: how many of them exist (a key named twice counts twice).
+/// `EXISTS key...` (and `TOUCH`): how many of them exist (a key named twice
+/// counts twice).
 pub fn exists(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     let found = args
         .from(1)
         .filter(|key| shared.db.with(key, |_| ()).is_some())
         .count();
     reply.integer(found as i64);
+}
+
+/// `TTL`, `PTTL`, `EXPIRETIME`, `PEXPIRETIME key`: `-1` (no expiry) for a
+/// filter, `-2` where there is none.
+pub fn ttl(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    match shared.db.with(args.get(1), |_| ()) {
+        Some(()) => reply.integer(-1),
+        None => reply.integer(-2),
+    }
+}
+
+/// `PERSIST key`: 0, as Redis answers for a key without an expiry (or none).
+pub fn persist(reply: &mut Reply<'_>) {
+    reply.integer(0);
+}
+
+/// `EXPIRE`, `PEXPIRE`, `EXPIREAT`, `PEXPIREAT`: refused; filters stay until
+/// they are deleted.
+pub fn expire(args: Args<'_>, reply: &mut Reply<'_>) {
+    reply.error(&format!(
+        "ERR filters do not expire here: '{}' is not supported (delete a filter with DEL)",
+        String::from_utf8_lossy(args.get(0)).to_ascii_uppercase()
+    ));
+}
+
+/// `RANDOMKEY`: a name drawn at random, or nil when there is none.
+pub fn randomkey(shared: &Shared, reply: &mut Reply<'_>) {
+    let keys = shared.db.keys();
+    if keys.is_empty() {
+        return reply.null();
+    }
+    // A fresh random seed per call (the standard library's per-map keys).
+    let draw = std::hash::RandomState::new().hash_one(keys.len());
+    reply.bulk(&keys[(draw % keys.len() as u64) as usize]);
 }
 
 /// `TYPE key`.

@@ -1,11 +1,13 @@
-//! The server's own commands: `COMMAND`, `CONFIG GET`, `INFO`, and the
-//! persistence commands `BGSAVE`, `SHUTDOWN` (`SAVE` and `LASTSAVE` are
-//! answered by the dispatcher and the connection).
+//! The server's own commands: `COMMAND`, `CONFIG GET`, `INFO`, `MEMORY
+//! USAGE`, `TIME`, and the persistence commands `BGSAVE`, `SHUTDOWN`
+//! (`SAVE` and `LASTSAVE` are answered by the dispatcher and the
+//! connection).
 
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
 use super::{glob, is, Action, Shared, COMMANDS};
+use crate::db::Entry;
 use crate::frame::{Args, Reply};
 
 /// `COMMAND`, `COMMAND COUNT`, `COMMAND INFO name...`, `COMMAND DOCS`:
@@ -197,6 +199,50 @@ pub fn info(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     text.truncate(end);
     text.push_str("\r\n");
     reply.bulk(text.as_bytes());
+}
+
+/// `MEMORY USAGE key [SAMPLES count]`: the bytes a filter takes (its tables,
+/// its name and its entry), or nil where there is none; `SAMPLES` is
+/// accepted and has nothing to sample. `MEMORY HELP` lists that.
+pub fn memory(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    let sub = args.get(1);
+    if is(sub, "USAGE") && (args.len() == 3 || args.len() == 5) {
+        if args.len() == 5 && (!is(args.get(3), "SAMPLES") || super::int(args.get(4)).is_none()) {
+            return reply.error("ERR syntax error");
+        }
+        let key = args.get(2);
+        match shared.db.with(key, |e| e.filter.memory_usage()) {
+            Some(bytes) => reply.integer((bytes + key.len() + std::mem::size_of::<Entry>()) as i64),
+            None => reply.null(),
+        }
+    } else if is(sub, "HELP") && args.len() == 2 {
+        let lines = [
+            "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value.",
+            "HELP",
+            "    Print this help.",
+        ];
+        reply.array(lines.len());
+        for line in lines {
+            reply.simple(line);
+        }
+    } else {
+        reply.error(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try MEMORY HELP.",
+            String::from_utf8_lossy(sub)
+        ));
+    }
+}
+
+/// `TIME`: the seconds and microseconds since the Unix epoch.
+pub fn time(reply: &mut Reply<'_>) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    reply.array(2);
+    reply.bulk(now.as_secs().to_string().as_bytes());
+    reply.bulk(now.subsec_micros().to_string().as_bytes());
 }
 
 /// `BGSAVE [SCHEDULE]`.
