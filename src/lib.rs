@@ -20,7 +20,7 @@
 //! meets ε, in steps. Asked for a rate, the builder's filter of 10⁶ items
 //! takes fewer bits than that at 10 of 16 rates from 3 % to 10⁻⁸ (1 %: 9.4
 //! bits against 9.6; 0.1 %: 13.3 against 14.4; 10⁻⁴: 16.9 against 19.2), at
-//! most 3 % more at the others from 1 % down, and 7 and 13 % more at 2 %
+//! most 3 % more at the others from 1 % down, and 6 and 13 % more at 2 %
 //! and 3 % (the `sweep` example of the benchmarks). A lookup reads two
 //! buckets, not *k* scattered bits. A fixed-size filter refuses inserts
 //! once full (at 93 to 99 % load, by layout): size it, or let it
@@ -194,18 +194,18 @@
 //! | 9.5, ranked 8 | 98 % | 8.2 | 2.2 % | 7.9 |
 //! | 10.6, ranked 7 | 98 % | 9.4 | 0.90 % | 9.8 |
 //! | 10 | 96.5 % | 11.2 | 1.1 % | 9.3 |
-//! | 12, ranked 6 | 98 % | 11.0 | 0.29 % | 12.2 |
+//! | 12, ranked 6 | 98 % | 10.9 | 0.29 % | 12.2 |
 //! | 12 | 96.5 % | 13.4 | 0.24 % | 12.6 |
-//! | 14, ranked 5 | 97 % | 13.3 | 0.060 % | 15.5 |
-//! | 16 (default) | 95.5 % | 16.9 | 0.012 % | 18.8 |
-//! | 17, semi-sorted | 95.5 % | 16.9 | 0.0059 % | 20.3 |
-//! | 21 | 97 % | 22.1 | 5.6·10⁻⁶ | 25.2 |
-//! | 22.1, ranked 3 | 91 % | 23.6 | 1.2·10⁻⁶ | 28.3 |
+//! | 14, ranked 5 | 97 % | 13.2 | 0.060 % | 15.5 |
+//! | 16 (default) | 95.5 % | 16.8 | 0.012 % | 18.8 |
+//! | 17, semi-sorted | 95.5 % | 16.8 | 0.0059 % | 20.3 |
+//! | 21 | 97 % | 22.0 | 5.6·10⁻⁶ | 25.2 |
+//! | 22.1, ranked 3 | 91 % | 23.5 | 1.2·10⁻⁶ | 28.3 |
 //! | 32 | 95.5 % | 33.6 | 1.8·10⁻⁹ | 41.9 |
 //!
 //! A rate between two rows gets the row below at its cost, or the row above
 //! sized for a lower load where that costs less (5·10⁻⁴: ranked 5 sized
-//! for 80.9 %, 16.0 bits per item; 10⁻⁶: ranked 3 sized for 73.2 %, 29.3
+//! for 80.9 %, 15.9 bits per item; 10⁻⁶: ranked 3 sized for 73.2 %, 29.3
 //! bits), while Bloom's cost follows the rate: so 10⁻⁷ costs 33.7 bits here
 //! and 33.5 in a Bloom filter. The semi-sorted layouts give the memory of 8
 //! and 16 bits with about half their false positives, for slower lookups;

@@ -2,6 +2,7 @@
 //! different cores do not fight over one cache line, and so that a thread
 //! counting alone pays no atomic read-modify-write.
 
+use crate::sync::chain::{Chained, Link};
 use crate::sync::{AtomicIsize, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 
@@ -19,31 +20,38 @@ const OWNED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
     usize::BITS as usize
 };
 
-/// Owned shards of a small table: with [`SHARED`], 16 padded shards (2 KiB).
-/// A table of `b` buckets gets `b /` [`BUCKETS_PER_OWNED`] of them, at
-/// least this many and at most [`OWNED`] (8 KiB, from a million slots at 16
-/// bits); a thread whose index is past a table's owned shards counts into
-/// its shared ones. Big tables get them all because the threads without
-/// one all update the few shared shards, whose lines then move between
-/// cores on every update: on 16 cores, with 12 owned shards, removes on a
-/// big table run slower at 12 and 16 threads than at 8.
+/// Owned shards of a small table. A table of `b` buckets has owned shards
+/// for `b /` [`BUCKETS_PER_OWNED`] indices, at least this many and at most
+/// [`OWNED`] (from a million slots at 16 bits): an 8-byte link each, and a
+/// 128-byte shard behind it once a thread holding that index has counted
+/// into the table. A thread whose index is past a table's owned shards
+/// counts into its shared ones. Big tables get them all because the
+/// threads without one all update the few shared shards, whose lines then
+/// move between cores on every update: on 16 cores, with 12 owned shards,
+/// removes on a big table run slower at 12 and 16 threads than at 8.
 const MIN_OWNED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
     0
 } else {
     12
 };
 
-/// Buckets per owned shard past [`MIN_OWNED`]: a 128-byte shard per 16 KiB
-/// (8-bit) to 64 KiB (32-bit) of words, under 1 % of them.
+/// Buckets per owned shard past [`MIN_OWNED`]: a link per 16 KiB (8-bit) to
+/// 64 KiB (32-bit) of words.
 const BUCKETS_PER_OWNED: u64 = 4096;
 
 /// Shards for threads that hold no owned shard of the table, changed by
-/// atomic read-modify-writes, spread by the item's first bucket.
+/// atomic read-modify-writes, spread by the item's first bucket; a table
+/// smaller than [`ONE_SHARED_BELOW`] has one.
 const SHARED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
     1
 } else {
     4
 };
+
+/// Tables of fewer bytes than this have one shared shard rather than
+/// [`SHARED`]: 384 bytes less, in a table whose words are few lines that its
+/// writers share anyway.
+const ONE_SHARED_BELOW: usize = 16 << 10;
 
 /// Successful inserts minus successful removes, spread over padded shards.
 ///
@@ -51,6 +59,13 @@ const SHARED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
 /// each, the same in every table: while thread `t` holds index `k`, it alone
 /// writes owned shard `k` of each table that has one (the table's size sets
 /// how many it has: [`owned_shards`]), so its update is a load and a store.
+/// An owned shard is allocated by the first holder of its index to count
+/// into the table (and published by compare-and-swap on its link, as the
+/// stash's lines are), so that a table holds lines for the threads that
+/// wrote it, not for every thread that might: a filter written by one
+/// thread carries one line, not twelve to sixty-four, which in a filter of
+/// a thousand items was as much memory as its table. The price is one
+/// more load, of the link, on each count.
 /// A thread takes an index when it first counts, from the process's
 /// [`ShardSlots`], and hands it back when it exits; the next thread to take
 /// it continues the shard's count (see [`ShardSlots`] for why it sees the
@@ -73,8 +88,25 @@ const SHARED: usize = if cfg!(lockfree_cuckoo_filter_loom) {
 /// 0), and `threads_that_come_and_go_lose_no_count` runs thread after thread
 /// through the hand-over.
 pub(crate) struct ItemCount {
-    owned: Box<[CachePadded<AtomicIsize>]>,
+    /// Owned shard `k` hangs from link `k` once a holder of index `k` has
+    /// counted here.
+    owned: Box<[Link<Shard>]>,
+    /// A power of two of them, so that the item's bucket picks one by a mask.
     shared: Box<[CachePadded<AtomicIsize>]>,
+}
+
+/// An owned shard: a count on a line of its own.
+#[repr(align(128))]
+struct Shard {
+    count: AtomicIsize,
+    /// Never followed: each shard hangs from its index's own link.
+    link: Link<Shard>,
+}
+
+impl Chained for Shard {
+    fn link(&self) -> &Link<Self> {
+        &self.link
+    }
 }
 
 /// Which owned-shard indices no live thread holds: bit `k` is set while
@@ -224,18 +256,45 @@ mod holder {
 }
 
 impl ItemCount {
-    /// The count of a table of `buckets` buckets, with [`owned_shards`] of
-    /// them owned shards.
-    pub(crate) fn new(buckets: u64) -> Self {
-        let shards = |n| {
-            (0..n)
-                .map(|_| CachePadded::new(AtomicIsize::new(0)))
-                .collect()
-        };
+    /// The count of a table of `buckets` buckets in `bytes` bytes, with
+    /// [`owned_shards`] of them owned shards (none allocated yet).
+    pub(crate) fn new(buckets: u64, bytes: usize) -> Self {
+        let shared = if bytes < ONE_SHARED_BELOW { 1 } else { SHARED };
         Self {
-            owned: shards(owned_shards(buckets)),
-            shared: shards(SHARED),
+            owned: (0..owned_shards(buckets)).map(|_| Link::new()).collect(),
+            shared: (0..shared)
+                .map(|_| CachePadded::new(AtomicIsize::new(0)))
+                .collect(),
         }
+    }
+
+    /// Owned shard `k`, allocated at its first use; `None` past the
+    /// table's owned shards.
+    #[inline(always)]
+    fn owned_shard(&self, k: usize) -> Option<&AtomicIsize> {
+        let link = self.owned.get(k)?;
+        let shard = match link.get() {
+            Some(shard) => shard,
+            None => Self::allocate(link),
+        };
+        Some(&shard.count)
+    }
+
+    /// Allocates the shard of `link`, out of line: once per thread and table.
+    #[cold]
+    #[inline(never)]
+    fn allocate(link: &Link<Shard>) -> &Shard {
+        link.get_or_chain(|| Shard {
+            count: AtomicIsize::new(0),
+            link: Link::new(),
+        })
+    }
+
+    /// The owned shards allocated so far.
+    fn allocated(&self) -> impl Iterator<Item = &AtomicIsize> {
+        self.owned
+            .iter()
+            .filter_map(|link| link.get().map(|s| &s.count))
     }
 
     /// Adds `delta` (negative for removes) to this thread's shard.
@@ -247,10 +306,8 @@ impl ItemCount {
     /// [`Self::change`] by the holder of owned shard `slot`, or into a
     /// shared shard if `None`.
     #[inline(always)]
-    // Under loom there is one shared shard, and `% SHARED` is `% 1`.
-    #[cfg_attr(lockfree_cuckoo_filter_loom, allow(clippy::modulo_one))]
     fn change_as(&self, slot: Option<usize>, key: u64, delta: isize) {
-        match slot.and_then(|k| self.owned.get(k)) {
+        match slot.and_then(|k| self.owned_shard(k)) {
             Some(shard) => {
                 // This thread is the shard's only writer (see the type's
                 // documentation): no update can fall between the two.
@@ -260,7 +317,8 @@ impl ItemCount {
                 );
             }
             None => {
-                self.shared[key as usize % SHARED].fetch_add(delta, Ordering::Relaxed);
+                let spread = key as usize & (self.shared.len() - 1);
+                self.shared[spread].fetch_add(delta, Ordering::Relaxed);
             }
         }
     }
@@ -292,7 +350,7 @@ impl ItemCount {
 
     /// Every shard, owned then shared.
     fn all(&self) -> impl Iterator<Item = &AtomicIsize> {
-        self.owned.iter().chain(self.shared.iter()).map(|s| &**s)
+        self.allocated().chain(self.shared.iter().map(|s| &**s))
     }
 
     /// The count. Shards may be negative on their own (a remove counted before
@@ -317,9 +375,19 @@ impl ItemCount {
         self.shared[0].store(n as isize, Ordering::Relaxed);
     }
 
-    /// Bytes held by the shards.
+    /// Bytes held by the shards and the owned shards' links.
     pub(crate) fn memory_usage(&self) -> usize {
-        std::mem::size_of_val(&*self.owned) + std::mem::size_of_val(&*self.shared)
+        std::mem::size_of_val(&*self.owned)
+            + self.allocated().count() * std::mem::size_of::<Shard>()
+            + std::mem::size_of_val(&*self.shared)
+    }
+}
+
+impl Drop for ItemCount {
+    fn drop(&mut self) {
+        for link in self.owned.iter_mut() {
+            link.free_chain();
+        }
     }
 }
 
@@ -329,7 +397,7 @@ mod tests {
 
     #[test]
     fn counts_across_shards_and_clamps_mid_flight() {
-        let c = ItemCount::new(2);
+        let c = ItemCount::new(2, 64);
         for key in 0..100 {
             c.increment(key);
         }
@@ -338,7 +406,7 @@ mod tests {
         }
         assert_eq!(c.get(), 60);
         // A remove counted before its insert: one shard negative, sum clamped.
-        let d = ItemCount::new(2);
+        let d = ItemCount::new(2, 64);
         d.decrement(3);
         assert_eq!(d.get(), 0);
         d.increment(3);
@@ -361,8 +429,8 @@ mod tests {
         // shards, `threads_that_come_and_go_lose_no_count` of the taking.
         // Giving every thread shard 0, the bug, loses counts and fails the
         // sum.)
-        let small = ItemCount::new(2);
-        let big = ItemCount::new(u64::MAX);
+        let small = ItemCount::new(2, 64);
+        let big = ItemCount::new(u64::MAX, usize::MAX);
         assert_eq!((small.owned.len(), big.owned.len()), (MIN_OWNED, OWNED));
         let threads = OWNED + 3;
         let rounds = 50_000;
@@ -397,7 +465,7 @@ mod tests {
         // exits), more threads per wave than indices: every index changes
         // hands many times, and a thread still writing a shard whose index
         // another had taken (the bug this catches) would lose counts.
-        let c = ItemCount::new(u64::MAX);
+        let c = ItemCount::new(u64::MAX, usize::MAX);
         let (waves, per_wave, rounds) = (20, OWNED + 4, 20_000u64);
         for wave in 0..waves {
             std::thread::scope(|s| {
@@ -419,7 +487,7 @@ mod tests {
 
     #[test]
     fn big_tables_get_more_owned_shards() {
-        let owned = |buckets| ItemCount::new(buckets).owned.len();
+        let owned = |buckets| ItemCount::new(buckets, usize::MAX).owned.len();
         assert_eq!(owned(0), MIN_OWNED);
         assert_eq!(owned(13 * BUCKETS_PER_OWNED - 1), MIN_OWNED);
         assert_eq!(owned(13 * BUCKETS_PER_OWNED), 13);
@@ -429,16 +497,47 @@ mod tests {
 
     #[test]
     fn an_index_past_a_tables_owned_shards_counts_into_a_shared_one() {
-        let small = ItemCount::new(2);
-        let owned = |c: &ItemCount| c.owned.iter().map(|s| s.load(Ordering::Relaxed)).sum();
+        let small = ItemCount::new(2, 64);
+        let owned = |c: &ItemCount| c.allocated().map(|s| s.load(Ordering::Relaxed)).sum();
+        let shard =
+            |c: &ItemCount, k: usize| c.owned[k].get().map(|s| s.count.load(Ordering::Relaxed));
         small.change_as(Some(MIN_OWNED), 7, 1);
         small.change_as(Some(OWNED - 1), 7, 1);
         assert_eq!((owned(&small), small.get()), (0, 2));
         small.change_as(Some(MIN_OWNED - 1), 7, 1);
-        assert_eq!(small.owned[MIN_OWNED - 1].load(Ordering::Relaxed), 1);
-        let big = ItemCount::new(u64::MAX);
+        assert_eq!(shard(&small, MIN_OWNED - 1), Some(1));
+        let big = ItemCount::new(u64::MAX, usize::MAX);
         big.change_as(Some(OWNED - 1), 7, 1);
-        assert_eq!(big.owned[OWNED - 1].load(Ordering::Relaxed), 1);
+        assert_eq!(shard(&big, OWNED - 1), Some(1));
+    }
+
+    #[test]
+    fn owned_shards_are_allocated_by_the_indices_that_count() {
+        // None at first: the links, and the shared shards (one in a small
+        // table, four in a big one).
+        let big = ItemCount::new(1 << 20, 1 << 30);
+        let links = std::mem::size_of_val(&*big.owned);
+        let base = big.memory_usage();
+        assert_eq!(base, links + SHARED * 128);
+        assert_eq!(std::mem::size_of::<Shard>(), 128);
+        // Index 3 counting twice allocates one shard; index 5 another.
+        big.change_as(Some(3), 1, 1);
+        big.change_as(Some(3), 2, 1);
+        assert_eq!(big.memory_usage(), base + 128);
+        big.change_as(Some(5), 1, -1);
+        assert_eq!(big.memory_usage(), base + 2 * 128);
+        assert_eq!(big.get(), 1);
+        let small = ItemCount::new(2, 64);
+        assert_eq!(small.memory_usage(), MIN_OWNED * 8 + 128);
+        small.change_as(None, 1, 1);
+        small.change_as(None, 2, 1);
+        small.change_as(Some(0), 3, 1);
+        assert_eq!(
+            (small.get(), small.memory_usage()),
+            (3, MIN_OWNED * 8 + 256)
+        );
+        small.reset();
+        assert_eq!(small.get(), 0);
     }
 
     #[test]

@@ -171,6 +171,7 @@ impl<W: Width> Table<W> {
     /// them); its count is 0.
     fn with_blocks(blocks: Box<[Block]>, buckets: u64) -> Self {
         let relocations = RelocationCounters::new(buckets);
+        let count = ItemCount::new(buckets, std::mem::size_of_val(&*blocks));
         Self {
             blocks,
             buckets,
@@ -178,7 +179,7 @@ impl<W: Width> Table<W> {
             relocations,
             fronts: Fronts::new(),
             stash: Stash::new(buckets),
-            count: ItemCount::new(buckets),
+            count,
             width: PhantomData,
         }
     }
