@@ -14,6 +14,7 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::clients::Client;
 use crate::cmd::{self, Action, Session, Shared};
 use crate::frame::{self, Args, Parsed, Reply};
 
@@ -42,14 +43,17 @@ pub enum End {
 }
 
 impl Connection {
-    /// A connection on `stream`, the `id`th since start.
-    pub fn new(stream: TcpStream, id: u64, authenticated: bool) -> Connection {
+    /// A connection on `stream`, the `id`th since start, published in
+    /// `CLIENT LIST` as `client` (whose id is `id`).
+    pub fn new(stream: TcpStream, client: Arc<Client>, authenticated: bool) -> Connection {
+        let mut session = Session::new(client.id, authenticated);
+        session.client = Some(client);
         Connection {
             stream,
             input: BytesMut::with_capacity(16 * 1024),
             output: Vec::with_capacity(16 * 1024),
             spans: Vec::new(),
-            session: Session::new(id, authenticated),
+            session,
         }
     }
 
@@ -114,6 +118,9 @@ impl Connection {
             }
             if self.stream.read_buf(&mut self.input).await? == 0 {
                 return Ok(End::Closed);
+            }
+            if let Some(client) = &self.session.client {
+                client.touch();
             }
         }
     }

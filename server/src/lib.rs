@@ -9,6 +9,7 @@
 //!
 //! * [`server`]: listens, accepts, runs the save schedule, stops.
 //! * [`connection`]: reads requests, runs them, writes the replies.
+//! * [`clients`]: the connected clients, for `CLIENT LIST`.
 //! * [`frame`]: RESP: parses requests, writes replies.
 //! * [`cmd`]: the commands, one module per family.
 //! * [`db`]: the names and their filters.
@@ -18,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+pub mod clients;
 pub mod cmd;
 pub mod config;
 pub mod connection;

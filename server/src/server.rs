@@ -8,6 +8,7 @@ use std::time::Instant;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::clients::Client;
 use crate::cmd::Shared;
 use crate::config::Config;
 use crate::connection::{Connection, End};
@@ -115,10 +116,18 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
         return;
     }
     let _ = stream.set_nodelay(true);
+    let addr = |a: io::Result<std::net::SocketAddr>| a.map_or(String::new(), |a| a.to_string());
+    let client = Arc::new(Client::new(
+        id,
+        addr(stream.peer_addr()),
+        addr(stream.local_addr()),
+    ));
+    shared.connected.publish(Arc::clone(&client));
     let authenticated = shared.config.requirepass.is_none();
-    let ended: io::Result<End> = Connection::new(stream, id, authenticated)
+    let ended: io::Result<End> = Connection::new(stream, client, authenticated)
         .run(Arc::clone(&shared))
         .await;
+    shared.connected.remove(id);
     shared.clients.fetch_sub(1, Ordering::SeqCst);
     if let Err(e) = ended {
         if e.kind() != io::ErrorKind::ConnectionReset && e.kind() != io::ErrorKind::BrokenPipe {

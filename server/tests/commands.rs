@@ -609,6 +609,60 @@ fn connection_and_server_commands() {
         info.contains("name=three") && info.contains("resp=3"),
         "{info}"
     );
+    // CLIENT LIST: every connection, by id, with what each set.
+    let other = &mut server.connect();
+    let ok: String = q!(other, "CLIENT", "SETINFO", "LIB-VER", "1.2");
+    assert_eq!(ok, "OK");
+    let other_id: i64 = q!(other, "CLIENT", "ID");
+    let list: String = q!(con, "CLIENT", "LIST");
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 2, "{list}");
+    assert!(
+        lines[0].contains(" name=three ")
+            && lines[0].contains(" resp=3 ")
+            && lines[0].contains(" lib-name=test "),
+        "{list}"
+    );
+    assert!(
+        lines[1].starts_with(&format!("id={other_id} addr=127.0.0.1:"))
+            && lines[1].contains(" resp=2 ")
+            && lines[1].ends_with(" lib-ver=1.2"),
+        "{list}"
+    );
+    let one: String = q!(
+        con,
+        "CLIENT",
+        "LIST",
+        "TYPE",
+        "normal",
+        "ID",
+        other_id.to_string()
+    );
+    assert_eq!(one.lines().collect::<Vec<_>>(), [lines[1]]);
+    let none: String = q!(con, "CLIENT", "LIST", "TYPE", "pubsub");
+    assert_eq!(none, "");
+    assert_eq!(
+        err(con, &["CLIENT", "LIST", "ID", "x"]),
+        "ERR Invalid client ID"
+    );
+    assert_eq!(
+        err(con, &["CLIENT", "SETINFO", "colour", "x"]),
+        "ERR Unrecognized option 'colour'"
+    );
+    assert!(err(con, &["CLIENT", "KILL", "ID", "1"]).contains("not supported"));
+    let ok: String = q!(other, "QUIT");
+    assert_eq!(ok, "OK");
+    // Its record leaves the list when the connection ends.
+    let mut left = false;
+    for _ in 0..100 {
+        let list: String = q!(con, "CLIENT", "LIST");
+        if list.lines().count() == 1 {
+            left = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(left, "the closed connection is still listed");
     // RESET: back to RESP2, no name.
     let v: Value = q!(con, "RESET");
     assert_eq!(v, Value::SimpleString("RESET".into()));

@@ -105,8 +105,9 @@ pub fn hello(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut
     reply.array(0);
 }
 
-/// `CLIENT SETNAME|GETNAME|SETINFO|ID|...`: what clients send on connect.
-pub fn client(session: &mut Session, args: Args<'_>, reply: &mut Reply<'_>) {
+/// `CLIENT SETNAME|GETNAME|SETINFO|ID|INFO|LIST`: what clients send on
+/// connect, and what tools ask of the connections.
+pub fn client(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut Reply<'_>) {
     let sub = args.get(1);
     if is(sub, "SETNAME") && args.len() == 3 {
         let name = args.get(2);
@@ -123,25 +124,88 @@ pub fn client(session: &mut Session, args: Args<'_>, reply: &mut Reply<'_>) {
         }
     } else if is(sub, "ID") && args.len() == 2 {
         reply.integer(session.id as i64);
-    } else if (is(sub, "SETINFO") && args.len() == 4)
-        || ((is(sub, "NO-EVICT") || is(sub, "NO-TOUCH") || is(sub, "REPLY")) && args.len() == 3)
-    {
+    } else if is(sub, "SETINFO") && args.len() == 4 {
+        let value = args.get(3);
+        if value.iter().any(|&b| b <= b' ' || b > b'~') {
+            return reply.error(&format!(
+                "ERR {} cannot contain spaces, newlines or special characters.",
+                String::from_utf8_lossy(args.get(2)).to_ascii_lowercase()
+            ));
+        }
+        let value = (!value.is_empty()).then(|| value.to_vec());
+        if is(args.get(2), "LIB-NAME") {
+            session.lib[0] = value;
+        } else if is(args.get(2), "LIB-VER") {
+            session.lib[1] = value;
+        } else {
+            return reply.error(&format!(
+                "ERR Unrecognized option '{}'",
+                String::from_utf8_lossy(args.get(2))
+            ));
+        }
+        reply.ok();
+    } else if (is(sub, "NO-EVICT") || is(sub, "NO-TOUCH") || is(sub, "REPLY")) && args.len() == 3 {
         reply.ok();
     } else if is(sub, "INFO") && args.len() == 2 {
-        let name = session.name.as_deref().map(String::from_utf8_lossy);
-        let line = format!(
-            "id={} name={} db=0 resp={}\n",
-            session.id,
-            name.unwrap_or_default(),
-            if session.resp3 { 3 } else { 2 }
-        );
-        reply.bulk(line.as_bytes());
+        // Its own line, as published after its latest change.
+        session.republish(shared);
+        match &session.client {
+            Some(client) => reply.bulk(client.line().as_bytes()),
+            None => reply.bulk(format!("id={}\n", session.id).as_bytes()),
+        }
+    } else if is(sub, "LIST") {
+        list(shared, args, reply);
+    } else if is(sub, "KILL") {
+        reply.error("ERR CLIENT KILL is not supported: a client ends its own connection (QUIT)");
     } else {
         reply.error(&format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
             String::from_utf8_lossy(sub)
         ));
     }
+}
+
+/// `CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id...]`: a line per
+/// connection, by id; every connection is of type `normal`.
+fn list(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+    let mut ids: Option<Vec<u64>> = None;
+    let mut normal = true;
+    let mut i = 2;
+    while i < args.len() {
+        if is(args.get(i), "TYPE") && i + 1 < args.len() {
+            let kind = args.get(i + 1);
+            if !["normal", "master", "replica", "pubsub"]
+                .iter()
+                .any(|k| is(kind, k))
+            {
+                return reply.error(&format!(
+                    "ERR Unknown client type '{}'",
+                    String::from_utf8_lossy(kind)
+                ));
+            }
+            normal = is(kind, "normal");
+            i += 2;
+        } else if is(args.get(i), "ID") && i + 1 < args.len() {
+            let mut wanted = Vec::new();
+            for arg in args.from(i + 1) {
+                match int(arg) {
+                    Some(id) if id > 0 => wanted.push(id as u64),
+                    _ => return reply.error("ERR Invalid client ID"),
+                }
+            }
+            ids = Some(wanted);
+            i = args.len();
+        } else {
+            return reply.error("ERR syntax error");
+        }
+    }
+    let mut text = String::new();
+    for client in shared.connected.list() {
+        if normal && ids.as_ref().is_none_or(|ids| ids.contains(&client.id)) {
+            text.push_str(&client.line());
+        }
+    }
+    reply.bulk(text.as_bytes());
 }
 
 /// `SELECT index`: there is one database, 0.

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use crate::clients::{Client, Clients};
 use crate::config::Config;
 use crate::db::Db;
 use crate::frame::{Args, Reply};
@@ -34,6 +35,8 @@ pub struct Shared {
     pub clients: AtomicUsize,
     /// Connections accepted since start (and the source of client ids).
     pub connections: AtomicU64,
+    /// The connections open now, for `CLIENT LIST`.
+    pub connected: Clients,
     /// Dumps being loaded by `CF.LOADCHUNK`: the bytes received so far, by
     /// name. Only `CF.LOADCHUNK` takes this lock.
     pub loads: Mutex<HashMap<Vec<u8>, Vec<u8>>>,
@@ -52,6 +55,7 @@ impl Shared {
             started,
             clients: 0.into(),
             connections: 0.into(),
+            connected: Clients::default(),
             loads: Mutex::new(HashMap::new()),
             shutdown: tokio::sync::Notify::new(),
         }
@@ -68,6 +72,11 @@ pub struct Session {
     pub authenticated: bool,
     /// `CLIENT SETNAME`'s name.
     pub name: Option<Vec<u8>>,
+    /// `CLIENT SETINFO LIB-NAME` and `LIB-VER`.
+    pub lib: [Option<Vec<u8>>; 2],
+    /// Its record in [`Shared::connected`] (none in tests that run
+    /// commands without a connection).
+    pub client: Option<Arc<Client>>,
     /// The snapshot `CF.SCANDUMP` is handing out: the filter's name and bytes.
     pub dump: Option<(Vec<u8>, Arc<Vec<u8>>)>,
 }
@@ -80,7 +89,20 @@ impl Session {
             resp3: false,
             authenticated,
             name: None,
+            lib: [None, None],
+            client: None,
             dump: None,
+        }
+    }
+
+    /// Publishes its name, library and protocol in its record, if it has
+    /// one: after a command that may have changed them.
+    pub fn republish(&mut self, shared: &Shared) {
+        if let Some(old) = &self.client {
+            let [lib_name, lib_ver] = self.lib.clone();
+            let new = Arc::new(old.with(self.name.clone(), lib_name, lib_ver, self.resp3));
+            shared.connected.publish(Arc::clone(&new));
+            self.client = Some(new);
         }
     }
 }
@@ -273,9 +295,15 @@ pub fn execute(
         "flushall" | "flushdb" => keys::flush(shared, args, &mut reply),
         "ping" => conn::ping(args, &mut reply),
         "echo" => reply.bulk(args.get(1)),
-        "hello" => conn::hello(shared, session, args, &mut reply),
+        "hello" => {
+            conn::hello(shared, session, args, &mut reply);
+            session.republish(shared);
+        }
         "auth" => conn::auth(shared, session, args, &mut reply),
-        "client" => conn::client(session, args, &mut reply),
+        "client" => {
+            conn::client(shared, session, args, &mut reply);
+            session.republish(shared);
+        }
         "select" => conn::select(args, &mut reply),
         "quit" => {
             reply.ok();
@@ -286,6 +314,7 @@ pub fn execute(
             session.name = None;
             session.dump = None;
             session.authenticated = shared.config.requirepass.is_none();
+            session.republish(shared);
             reply.set_resp3(false);
             reply.simple("RESET");
         }
