@@ -116,6 +116,7 @@ pub fn client(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mu
                 .error("ERR Client names cannot contain spaces, newlines or special characters.");
         }
         session.name = (!name.is_empty()).then(|| name.to_vec());
+        session.republish(shared);
         reply.ok();
     } else if is(sub, "GETNAME") && args.len() == 2 {
         match &session.name {
@@ -143,12 +144,12 @@ pub fn client(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mu
                 String::from_utf8_lossy(args.get(2))
             ));
         }
+        session.republish(shared);
         reply.ok();
     } else if (is(sub, "NO-EVICT") || is(sub, "NO-TOUCH") || is(sub, "REPLY")) && args.len() == 3 {
         reply.ok();
     } else if is(sub, "INFO") && args.len() == 2 {
-        // Its own line, as published after its latest change.
-        session.republish(shared);
+        // Its own line: the record is published anew at every change.
         match &session.client {
             Some(client) => reply.bulk(client.line().as_bytes()),
             None => reply.bulk(format!("id={}\n", session.id).as_bytes()),

@@ -300,10 +300,7 @@ pub fn execute(
             session.republish(shared);
         }
         "auth" => conn::auth(shared, session, args, &mut reply),
-        "client" => {
-            conn::client(shared, session, args, &mut reply);
-            session.republish(shared);
-        }
+        "client" => conn::client(shared, session, args, &mut reply),
         "select" => conn::select(args, &mut reply),
         "quit" => {
             reply.ok();
