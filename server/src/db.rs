@@ -184,6 +184,16 @@ pub struct Entry {
     charged: AtomicUsize,
     /// Its filter's tables when it was last charged: a growth adds one.
     tables: AtomicUsize,
+    /// What its name costs ([`name_cost`]), charged with the filter; set
+    /// when it is put in the map.
+    name: usize,
+}
+
+/// Bytes a name costs in the map: its bytes and an entry's own. Charged
+/// against the memory limit with the filter, so that names (up to
+/// `proto-max-bulk-len` each) cannot take memory past the limit.
+pub fn name_cost(key: &[u8]) -> usize {
+    key.len() + std::mem::size_of::<Entry>()
 }
 
 /// [`Entry::charged`] of an entry that is no longer in the map.
@@ -195,13 +205,21 @@ impl Entry {
         Entry {
             charged: filter.memory_usage().into(),
             tables: filter.tables().into(),
+            name: 0,
             filter,
             deleted: deleted.into(),
             params,
         }
     }
 
-    /// Bytes charged for it now (its size when last charged).
+    /// The entry, charged for `key` as well, to put under it.
+    fn named(mut self, key: &[u8]) -> Entry {
+        self.name = name_cost(key);
+        *self.charged.get_mut() += self.name;
+        self
+    }
+
+    /// Bytes charged for it now (its size and its name's, when last charged).
     pub fn charged(&self) -> usize {
         self.charged.load(Ordering::Relaxed)
     }
@@ -336,9 +354,11 @@ impl Db {
         Ok((slots * bits_per_slot / 8.0) as usize + 4096)
     }
 
-    /// Builds a filter from `spec`, refusing one over the memory limit.
-    pub fn build(&self, spec: &Spec) -> Result<Entry, CreateError> {
-        self.check_memory(Db::estimate(spec).map_err(CreateError::Build)?)?;
+    /// Builds a filter from `spec` to put under `key`, refusing one that
+    /// would take the filters (and their names) over the memory limit.
+    pub fn build(&self, spec: &Spec, key: &[u8]) -> Result<Entry, CreateError> {
+        let bytes = Db::estimate(spec).map_err(CreateError::Build)?;
+        self.check_memory(bytes.saturating_add(name_cost(key)))?;
         let filter = if spec.params.expansion == 0 {
             Filter::Fixed(
                 CuckooFilter::builder()
@@ -403,7 +423,7 @@ impl Db {
         {
             return;
         }
-        let now = entry.filter.memory_usage();
+        let now = entry.filter.memory_usage() + entry.name;
         let mut old = entry.charged.load(Ordering::Relaxed);
         loop {
             if old == DETACHED || old >= now {
@@ -427,6 +447,7 @@ impl Db {
     /// Puts `entry` under `key` if the name is free; the entry under the name
     /// afterwards (the one given, or the one that was there).
     pub fn insert_new(&self, key: &[u8], entry: Entry) -> (Arc<Entry>, bool) {
+        let entry = entry.named(key);
         let charged = entry.charged();
         let map = self.map.pin();
         match map.try_insert(key.into(), Arc::new(entry)) {
@@ -441,6 +462,7 @@ impl Db {
 
     /// Puts `entry` under `key`, replacing any filter there.
     pub fn replace(&self, key: &[u8], entry: Entry) {
+        let entry = entry.named(key);
         let charged = entry.charged();
         let old = self.map.pin().insert(key.into(), Arc::new(entry)).cloned();
         self.charged.fetch_add(charged, Ordering::Relaxed);
@@ -497,10 +519,12 @@ impl Db {
         self.map.pin().keys().cloned().collect()
     }
 
-    /// Bytes the filters take now.
+    /// Bytes the filters and their names take now.
     pub fn memory_usage(&self) -> usize {
         let map = self.map.pin();
-        map.values().map(|e| e.filter.memory_usage()).sum()
+        map.iter()
+            .map(|(k, e)| e.filter.memory_usage() + name_cost(k))
+            .sum()
     }
 
     /// The memory limit (0: none).
@@ -528,9 +552,10 @@ mod tests {
             rate: 0.01,
             params: Params::default(),
         };
-        let entry = db.insert_new(b"g", db.build(&spec).unwrap()).0;
+        let entry = db.insert_new(b"g", db.build(&spec, b"g").unwrap()).0;
         let at_creation = total(&db);
-        assert_eq!(at_creation, entry.filter.memory_usage());
+        let name = name_cost(b"g");
+        assert_eq!(at_creation, entry.filter.memory_usage() + name);
         let insert = |t: u32, range: std::ops::Range<u32>| {
             for i in range {
                 let _ = entry.filter.insert(&(t << 24 | i).to_le_bytes());
@@ -547,7 +572,7 @@ mod tests {
         assert!(entry.filter.tables() > 1);
         assert_eq!(entry.charged(), total(&db));
         assert!(total(&db) > at_creation);
-        assert!(total(&db) <= entry.filter.memory_usage());
+        assert!(total(&db) <= entry.filter.memory_usage() + name);
         // Removed while two threads go on growing it.
         std::thread::scope(|s| {
             for t in 0..2 {

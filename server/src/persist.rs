@@ -550,7 +550,7 @@ mod tests {
                     ..Params::default()
                 },
             };
-            let (entry, _) = db.insert_new(name, db.build(&spec).unwrap());
+            let (entry, _) = db.insert_new(name, db.build(&spec, name).unwrap());
             for i in 0..500u32 {
                 entry.filter.insert(&i.to_le_bytes()).unwrap();
             }

@@ -743,6 +743,39 @@ fn memory_limit() {
     assert!(error_text(&e).starts_with("ERR Insufficient memory"), "{e}");
     let e = err(con, &["CF.RESERVE", "neg", "-5"]);
     assert_eq!(e, "Capacity must be at least (BucketSize * 2)");
+    // Names count against the limit too: small filters under names of 256
+    // KiB stop at the limit (uncounted, forty would fit).
+    let ok: String = q!(con, "FLUSHALL");
+    assert_eq!(ok, "OK");
+    let (mut made, mut refused) = (0, String::new());
+    for i in 0..40 {
+        let name = format!("{i}:{}", "n".repeat(262_144));
+        let added = if i % 2 == 0 {
+            cmd("CF.RESERVE").arg(&name).arg(100).query::<Value>(con)
+        } else {
+            cmd("CF.ADD").arg(&name).arg("x").query::<Value>(con)
+        };
+        match added {
+            Ok(_) => made += 1,
+            Err(e) => {
+                refused = error_text(&e);
+                break;
+            }
+        }
+    }
+    assert!(
+        (12..=16).contains(&made),
+        "{made} names of 256 KiB under 4 MiB"
+    );
+    assert!(refused.starts_with("ERR Insufficient memory"), "{refused}");
+    let used: String = q!(con, "INFO", "memory");
+    let used: usize = used
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(used >= made * 262144 && used <= 4 << 20, "{used}");
 }
 
 #[test]

@@ -88,7 +88,7 @@ pub fn reserve(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
         rate,
         params,
     };
-    match shared.db.build(&spec) {
+    match shared.db.build(&spec, key) {
         Ok(entry) => {
             if shared.db.insert_new(key, entry).1 {
                 reply.ok();
@@ -121,7 +121,7 @@ fn filter_for_insert(
         rate: shared.config.error_rate,
         params: Params::default(),
     };
-    match shared.db.build(&spec) {
+    match shared.db.build(&spec, key) {
         Ok(entry) => Ok(shared.db.insert_new(key, entry).0),
         Err(e) => {
             reply.error(&e.to_string());
@@ -465,7 +465,8 @@ pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     drop(loads);
     match crate::db::Filter::from_bytes(&bytes[8..]) {
         Ok(filter) => {
-            if let Err(e) = shared.db.check_memory(filter.memory_usage()) {
+            let bytes = filter.memory_usage() + crate::db::name_cost(key);
+            if let Err(e) = shared.db.check_memory(bytes) {
                 return reply.error(&e.to_string());
             }
             let entry = Entry::new(filter, Params::default(), 0);

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
 use super::{glob, is, Action, Shared, COMMANDS};
-use crate::db::Entry;
+use crate::db::name_cost;
 use crate::frame::{Args, Reply};
 
 /// `COMMAND`, `COMMAND COUNT`, `COMMAND INFO name...`, `COMMAND DOCS`:
@@ -212,7 +212,7 @@ pub fn memory(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
         }
         let key = args.get(2);
         match shared.db.with(key, |e| e.filter.memory_usage()) {
-            Some(bytes) => reply.integer((bytes + key.len() + std::mem::size_of::<Entry>()) as i64),
+            Some(bytes) => reply.integer((bytes + name_cost(key)) as i64),
             None => reply.null(),
         }
     } else if is(sub, "HELP") && args.len() == 2 {
