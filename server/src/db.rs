@@ -135,6 +135,16 @@ impl Filter {
         }
     }
 
+    /// Appends [`to_bytes`](Self::to_bytes)'s bytes to `out`, without a
+    /// second copy of them.
+    pub fn append_to(&self, out: &mut Vec<u8>) {
+        // Writing to a `Vec` cannot fail.
+        let _ = match self {
+            Filter::Fixed(f) => f.write_to(out),
+            Filter::Growable(f) => f.write_to(out),
+        };
+    }
+
     /// Decodes bytes that [`to_bytes`](Self::to_bytes) wrote, of either kind.
     pub fn from_bytes(bytes: &[u8]) -> Result<Filter, lockfree_cuckoo_filter::DecodeError> {
         match GrowableCuckooFilter::from_bytes(bytes) {
@@ -233,6 +243,19 @@ impl Entry {
     }
 }
 
+/// Bytes held outside the filters for a while (a dump `CF.SCANDUMP` is
+/// handing out), charged against the memory limit until dropped.
+pub struct Held {
+    db: Arc<Db>,
+    bytes: usize,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.db.charged.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
 /// Why a filter could not be created.
 #[derive(Debug)]
 pub enum CreateError {
@@ -282,8 +305,8 @@ pub struct Db {
     map: papaya::HashMap<Box<[u8]>, Arc<Entry>>,
     /// Bytes the filters may take, all together (0: no limit).
     max_memory: usize,
-    /// Bytes charged by the filters in the map: the sum of their entries'
-    /// [`Entry::charged`].
+    /// Bytes charged by the filters in the map, the sum of their entries'
+    /// [`Entry::charged`], and by the dumps held ([`Held`]).
     charged: AtomicUsize,
     /// Whether anything changed since the last save began.
     dirty: AtomicBool,
@@ -394,6 +417,17 @@ impl Db {
             });
         }
         Ok(())
+    }
+
+    /// Charges `bytes` about to be held outside the filters, if they fit
+    /// under the memory limit; until the [`Held`] is dropped.
+    pub fn hold(self: &Arc<Db>, bytes: usize) -> Result<Held, CreateError> {
+        self.check_memory(bytes)?;
+        self.charged.fetch_add(bytes, Ordering::Relaxed);
+        Ok(Held {
+            db: Arc::clone(self),
+            bytes,
+        })
     }
 
     /// Whether the filters are charged more than the memory limit (their

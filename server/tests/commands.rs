@@ -841,3 +841,65 @@ fn growth_counts_against_the_memory_limit() {
     let added: i64 = q!(con, "CF.ADD", "g", "item");
     assert_eq!(added, 1);
 }
+
+#[test]
+fn dumps_being_handed_out_count_against_the_memory_limit() {
+    let dir = TempDir::new("dump-memory");
+    let server = Server::start(dir.path(), &["--maxmemory", "4mb"]);
+    let con = &mut server.connect();
+    let ok: String = q!(con, "CF.RESERVE", "f", "1000000", "EXPANSION", "0");
+    assert_eq!(ok, "OK");
+    let size = info_field(con, "f", "Size") as usize;
+    assert!((1 << 20..3 << 20).contains(&size), "{size}");
+    // Each connection's dump holds a copy of the filter until it is read
+    // to its end: as many as fit beside the filter under the limit.
+    let fit = (4 << 20) / size - 1;
+    let mut cons: Vec<Connection> = (0..=fit).map(|_| server.connect()).collect();
+    let mut first = Vec::new();
+    for (i, c) in cons.iter_mut().enumerate() {
+        let started = cmd("CF.SCANDUMP")
+            .arg("f")
+            .arg(0)
+            .query::<(i64, Vec<u8>)>(c);
+        match started {
+            Ok((next, chunk)) => {
+                assert!(i < fit, "dump {i} of a {size}-byte filter fit");
+                assert!(next > 0 && !chunk.is_empty());
+                first.push((next, chunk));
+            }
+            Err(e) => {
+                assert_eq!(i, fit, "{e}");
+                assert!(
+                    error_text(&e).starts_with("ERR Insufficient memory to dump filter"),
+                    "{e}"
+                );
+            }
+        }
+    }
+    assert_eq!(first.len(), fit);
+    // The first connection reads its dump to the end: its copy is let go,
+    // and another connection's dump fits.
+    let (mut next, _) = first[0].clone();
+    while next != 0 {
+        let (n, _): (i64, Option<Vec<u8>>) = q!(&mut cons[0], "CF.SCANDUMP", "f", next.to_string());
+        next = n;
+    }
+    let (next, _): (i64, Vec<u8>) = q!(&mut cons[fit], "CF.SCANDUMP", "f", "0");
+    assert!(next > 0);
+    // A connection that closes mid-dump lets its copy go too.
+    drop(cons.remove(1));
+    let mut fitted = false;
+    for _ in 0..100 {
+        if cmd("CF.SCANDUMP")
+            .arg("f")
+            .arg(0)
+            .query::<(i64, Vec<u8>)>(con)
+            .is_ok()
+        {
+            fitted = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(fitted, "a closed connection's dump still held");
+}

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use lockfree_cuckoo_filter::InsertError;
 
 use super::{int, is, Session, Shared};
-use crate::db::{Entry, Filter, Params, Spec};
+use crate::db::{CreateError, Entry, Filter, Held, Params, Spec};
 use crate::frame::{Args, Reply};
 
 /// The capacity of a filter that `CF.ADD` or `CF.INSERT` creates: RedisBloom's.
@@ -366,11 +366,22 @@ pub fn debug(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     reply.bulk(line.as_bytes());
 }
 
+/// A dump `CF.SCANDUMP` is handing out, kept by the connection and charged
+/// against the memory limit while it is.
+pub struct Dump {
+    /// The filter's name.
+    name: Vec<u8>,
+    /// Its length (8 bytes, little-endian), then its bytes.
+    bytes: Vec<u8>,
+    _held: Held,
+}
+
 /// `CF.SCANDUMP key iterator`: the filter's bytes in chunks, behind their
 /// length (8 bytes, little-endian), so that `CF.LOADCHUNK` knows when the
 /// last has come. The bytes are the library's format, not RedisBloom's.
-/// Iterator 0 takes a snapshot (kept by the connection); each reply gives
-/// the next iterator and a chunk, and `[0, nil]` ends the dump.
+/// Iterator 0 takes a snapshot (kept by the connection, and refused if it
+/// would take the filters over the memory limit); each reply gives the
+/// next iterator and a chunk, and `[0, nil]` ends the dump.
 pub fn scandump(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut Reply<'_>) {
     let key = args.get(1);
     let Some(pos) = int(args.get(2)).filter(|&p| p >= 0) else {
@@ -380,27 +391,51 @@ pub fn scandump(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &
         return reply.error("ERR not found");
     };
     if pos == 0 {
-        let filter = entry.filter.to_bytes();
-        let mut dump = Vec::with_capacity(8 + filter.len());
-        dump.extend_from_slice(&(filter.len() as u64).to_le_bytes());
-        dump.extend_from_slice(&filter);
-        session.dump = Some((key.to_vec(), Arc::new(dump)));
+        // A dump under way on this connection is let go first.
+        session.dump = None;
+        // The bytes are the table's and little more: reserve that, and a
+        // little over, so that the vector is not grown (and copied) on the
+        // way.
+        let size = entry.filter.memory_usage();
+        let reserve = size + size / 64 + 4096;
+        let held = match shared.db.hold(reserve) {
+            Ok(held) => held,
+            Err(CreateError::OverMemoryLimit { wanted, left }) => {
+                return reply.error(&format!(
+                    "ERR Insufficient memory to dump filter: it would take {wanted} bytes, \
+                     {left} are left under maxmemory"
+                ))
+            }
+            Err(e) => return reply.error(&e.to_string()),
+        };
+        let mut bytes = Vec::with_capacity(reserve);
+        bytes.extend_from_slice(&[0; 8]);
+        entry.filter.append_to(&mut bytes);
+        let len = (bytes.len() - 8) as u64;
+        bytes[..8].copy_from_slice(&len.to_le_bytes());
+        session.dump = Some(Dump {
+            name: key.to_vec(),
+            bytes,
+            _held: held,
+        });
     }
-    let bytes = match &session.dump {
-        Some((name, bytes)) if name == key && pos as u64 <= bytes.len() as u64 => Arc::clone(bytes),
+    let len = match &session.dump {
+        Some(dump) if dump.name == key && pos as u64 <= dump.bytes.len() as u64 => dump.bytes.len(),
         _ => return reply.error("Invalid position"),
     };
     let start = pos as usize;
     reply.array(2);
-    if start == bytes.len() {
+    if start == len {
         session.dump = None;
         reply.integer(0);
         reply.null();
         return;
     }
-    let end = bytes.len().min(start + CHUNK);
+    let end = len.min(start + CHUNK);
     reply.integer(end as i64);
-    reply.bulk(&bytes[start..end]);
+    if let Some(dump) = &session.dump {
+        reply.bulk(&dump.bytes[start..end]);
+    }
 }
 
 /// `CF.LOADCHUNK key iterator data`: a chunk of a `CF.SCANDUMP` dump, in

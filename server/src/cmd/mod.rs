@@ -78,7 +78,7 @@ pub struct Session {
     /// commands without a connection).
     pub client: Option<Arc<Client>>,
     /// The snapshot `CF.SCANDUMP` is handing out: the filter's name and bytes.
-    pub dump: Option<(Vec<u8>, Arc<Vec<u8>>)>,
+    pub dump: Option<cf::Dump>,
 }
 
 impl Session {
