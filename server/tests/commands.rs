@@ -903,3 +903,33 @@ fn dumps_being_handed_out_count_against_the_memory_limit() {
     }
     assert!(fitted, "a closed connection's dump still held");
 }
+
+#[test]
+fn loads_being_received_count_against_the_memory_limit() {
+    let dir = TempDir::new("load-memory");
+    let server = Server::start(dir.path(), &["--maxmemory", "4mb"]);
+    let con = &mut server.connect();
+    // A load whose first chunk announces 3 MB holds them until it ends.
+    let announced = (3_000_000u64).to_le_bytes();
+    let ok: String = cmd("CF.LOADCHUNK")
+        .arg("incoming")
+        .arg(8)
+        .arg(&announced[..])
+        .query(con)
+        .unwrap();
+    assert_eq!(ok, "OK");
+    let e = err(con, &["CF.RESERVE", "f", "1000000"]);
+    assert!(e.starts_with("ERR Insufficient memory"), "{e}");
+    // FLUSHALL drops the loads under way with the filters.
+    let ok: String = q!(con, "FLUSHALL");
+    assert_eq!(ok, "OK");
+    let ok: String = q!(con, "CF.RESERVE", "f", "1000000");
+    assert_eq!(ok, "OK");
+    let e = cmd("CF.LOADCHUNK")
+        .arg("incoming")
+        .arg(16)
+        .arg(&[0u8; 8][..])
+        .query::<Value>(con)
+        .unwrap_err();
+    assert_eq!(error_text(&e), "ERR not found");
+}

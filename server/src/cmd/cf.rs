@@ -438,9 +438,19 @@ pub fn scandump(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &
     }
 }
 
+/// A dump `CF.LOADCHUNK` is receiving: the bytes so far, and once its
+/// length is known, that length charged against the memory limit.
+#[derive(Default)]
+pub struct Load {
+    bytes: Vec<u8>,
+    held: Option<Held>,
+}
+
 /// `CF.LOADCHUNK key iterator data`: a chunk of a `CF.SCANDUMP` dump, in
 /// order; the filter appears under `key` once the last chunk has arrived and
-/// the whole has been checked.
+/// the whole has been checked. The length the first chunk announces counts
+/// against the memory limit until then (or until the load is abandoned: a
+/// new load of the name, or `FLUSHALL`).
 pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     let (key, data) = (args.get(1), args.get(3));
     let Some(end) = int(args.get(2)).filter(|&p| p > 0) else {
@@ -454,17 +464,12 @@ pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
         if shared.db.with(key, |_| ()).is_some() {
             return reply.error("ERR item exists");
         }
-        loads.insert(key.to_vec(), Vec::new());
+        loads.insert(key.to_vec(), Load::default());
     }
-    // The other dumps being loaded count against the memory limit too.
-    let others: usize = loads
-        .iter()
-        .filter(|(k, _)| k.as_slice() != key)
-        .map(|(_, v)| v.len())
-        .sum();
-    let Some(pending) = loads.get_mut(key) else {
+    let Some(load) = loads.get_mut(key) else {
         return reply.error("ERR not found");
     };
+    let pending = &mut load.bytes;
     if pending.len() as u64 != start {
         loads.remove(key);
         return reply.error("Couldn't load chunk!");
@@ -482,22 +487,28 @@ pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
             loads.remove(key);
             return reply.error("Couldn't load chunk! more bytes than the dump's length");
         }
-        let wanted = usize::try_from(total)
-            .unwrap_or(usize::MAX)
-            .saturating_add(others);
-        if let Err(e) = shared.db.check_memory(wanted) {
-            loads.remove(key);
-            return reply.error(&e.to_string());
+        if load.held.is_none() {
+            let wanted = usize::try_from(total).unwrap_or(usize::MAX);
+            match shared.db.hold(wanted) {
+                Ok(held) => load.held = Some(held),
+                Err(e) => {
+                    loads.remove(key);
+                    return reply.error(&e.to_string());
+                }
+            }
         }
     }
+    let pending = &mut load.bytes;
     pending.extend_from_slice(data);
     if pending.len() < 8 || (pending.len() as u64) < u64::from_le_bytes(head).saturating_add(8) {
         return reply.ok();
     }
-    let Some(bytes) = loads.remove(key) else {
+    let Some(Load { bytes, held }) = loads.remove(key) else {
         return reply.error("ERR not found");
     };
     drop(loads);
+    // The filter is charged in its place from here.
+    drop(held);
     match crate::db::Filter::from_bytes(&bytes[8..]) {
         Ok(filter) => {
             let bytes = filter.memory_usage() + crate::db::name_cost(key);

@@ -161,5 +161,10 @@ pub fn flush(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
         return reply.error("ERR syntax error");
     }
     shared.db.clear();
+    shared
+        .loads
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clear();
     reply.ok();
 }

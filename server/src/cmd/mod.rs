@@ -37,9 +37,9 @@ pub struct Shared {
     pub connections: AtomicU64,
     /// The connections open now, for `CLIENT LIST`.
     pub connected: Clients,
-    /// Dumps being loaded by `CF.LOADCHUNK`: the bytes received so far, by
-    /// name. Only `CF.LOADCHUNK` takes this lock.
-    pub loads: Mutex<HashMap<Vec<u8>, Vec<u8>>>,
+    /// Dumps being loaded by `CF.LOADCHUNK`, by name. Only `CF.LOADCHUNK`
+    /// takes this lock (and `FLUSHALL`, which drops them).
+    pub loads: Mutex<HashMap<Vec<u8>, cf::Load>>,
     /// Notified when a client's `SHUTDOWN` (and its save) is done.
     pub shutdown: tokio::sync::Notify,
 }
