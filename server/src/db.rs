@@ -186,17 +186,18 @@ pub struct Entry {
     pub deleted: AtomicU64,
     /// The options it was reserved with.
     pub params: Params,
-    /// Bytes charged against the memory limit for it: its size when it was
-    /// made, then after each growth that [`Db::charge_growth`] saw;
-    /// [`DETACHED`] once it left the map (nothing it does is charged after).
-    /// Changed only by compare-and-swap, and the map's total by the same
-    /// difference, so the total is the sum of its entries' charges.
+    /// Bytes charged against the memory limit for it: its size (and its
+    /// name's cost) when it was made, then after each growth that
+    /// [`Db::charge_growth`] saw; [`DETACHED`] once it left the map
+    /// (nothing it does is charged after). Changed only by compare-and-swap,
+    /// and the map's total by the same difference, so the total is the sum
+    /// of its entries' charges (and of the bytes [`Held`]).
     charged: AtomicUsize,
     /// Its filter's tables when it was last charged: a growth adds one.
     tables: AtomicUsize,
     /// What its name costs ([`name_cost`]), charged with the filter; set
     /// when it is put in the map.
-    name: usize,
+    name_cost: usize,
 }
 
 /// Bytes a name costs in the map: its bytes and an entry's own. Charged
@@ -215,7 +216,7 @@ impl Entry {
         Entry {
             charged: filter.memory_usage().into(),
             tables: filter.tables().into(),
-            name: 0,
+            name_cost: 0,
             filter,
             deleted: deleted.into(),
             params,
@@ -224,8 +225,8 @@ impl Entry {
 
     /// The entry, charged for `key` as well, to put under it.
     fn named(mut self, key: &[u8]) -> Entry {
-        self.name = name_cost(key);
-        *self.charged.get_mut() += self.name;
+        self.name_cost = name_cost(key);
+        *self.charged.get_mut() += self.name_cost;
         self
     }
 
@@ -244,7 +245,8 @@ impl Entry {
 }
 
 /// Bytes held outside the filters for a while (a dump `CF.SCANDUMP` is
-/// handing out), charged against the memory limit until dropped.
+/// handing out, or one `CF.LOADCHUNK` is receiving), charged against the
+/// memory limit until dropped.
 pub struct Held {
     db: Arc<Db>,
     bytes: usize,
@@ -457,7 +459,7 @@ impl Db {
         {
             return;
         }
-        let now = entry.filter.memory_usage() + entry.name;
+        let now = entry.filter.memory_usage() + entry.name_cost;
         let mut old = entry.charged.load(Ordering::Relaxed);
         loop {
             if old == DETACHED || old >= now {
