@@ -5,8 +5,9 @@
 //! client can change about itself (its name, library, protocol) is rare:
 //! the connection then publishes a new record in place of the old, so a
 //! record never changes but for the time of the latest request, an atomic
-//! the connection stores once per batch of requests it reads. `CLIENT LIST`
-//! reads the map without stopping any connection.
+//! the connection stores once per batch of requests it reads, and its count
+//! of commands, stored after each. `CLIENT LIST` and `INFO` read the map
+//! without stopping any connection.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -25,6 +26,9 @@ pub struct Client {
     /// Milliseconds from `since` to the start of the latest batch of
     /// requests. Relaxed: a moment's figure, as Redis's `idle` is.
     active: AtomicU64,
+    /// Commands it has run (stored by the connection after each one, to its
+    /// own record: no line shared between connections is written).
+    commands: AtomicU64,
     /// `CLIENT SETNAME`'s name.
     pub name: Option<Vec<u8>>,
     /// `CLIENT SETINFO LIB-NAME`.
@@ -44,6 +48,7 @@ impl Client {
             laddr,
             since: Instant::now(),
             active: AtomicU64::new(0),
+            commands: AtomicU64::new(0),
             name: None,
             lib_name: None,
             lib_ver: None,
@@ -66,6 +71,7 @@ impl Client {
             laddr: self.laddr.clone(),
             since: self.since,
             active: AtomicU64::new(self.active.load(Ordering::Relaxed)),
+            commands: AtomicU64::new(self.commands.load(Ordering::Relaxed)),
             name,
             lib_name,
             lib_ver,
@@ -78,6 +84,12 @@ impl Client {
     pub fn touch(&self) {
         let ms = self.since.elapsed().as_millis() as u64;
         self.active.store(ms, Ordering::Relaxed);
+    }
+
+    /// Notes that it has run `commands` commands in all.
+    #[inline]
+    pub fn counted(&self, commands: u64) {
+        self.commands.store(commands, Ordering::Relaxed);
     }
 
     /// Its line of `CLIENT LIST` and `CLIENT INFO` (Redis's fields that
@@ -114,6 +126,8 @@ impl Client {
 #[derive(Default)]
 pub struct Clients {
     map: papaya::HashMap<u64, Arc<Client>>,
+    /// Commands run by the connections that have ended.
+    ended: AtomicU64,
 }
 
 impl Clients {
@@ -122,9 +136,26 @@ impl Clients {
         self.map.pin().insert(client.id, client);
     }
 
-    /// Takes the record of connection `id` out.
+    /// Takes the record of connection `id` out, keeping its commands'
+    /// count.
     pub fn remove(&self, id: u64) {
-        self.map.pin().remove(&id);
+        if let Some(client) = self.map.pin().remove(&id) {
+            let commands = client.commands.load(Ordering::Relaxed);
+            self.ended.fetch_add(commands, Ordering::Relaxed);
+        }
+    }
+
+    /// Commands run since the server started (`INFO`'s
+    /// `total_commands_processed`): a moment's figure, which may count a
+    /// connection that is just ending twice for that moment.
+    pub fn commands(&self) -> u64 {
+        let live: u64 = self
+            .map
+            .pin()
+            .values()
+            .map(|c| c.commands.load(Ordering::Relaxed))
+            .sum();
+        self.ended.load(Ordering::Relaxed) + live
     }
 
     /// Every record, by id.

@@ -30,6 +30,8 @@ pub struct Connection {
     /// Where each argument of the request being run lies in `input`.
     spans: Vec<Range<usize>>,
     session: Session,
+    /// Commands run.
+    commands: u64,
 }
 
 /// How a connection ended.
@@ -54,6 +56,7 @@ impl Connection {
             output: Vec::with_capacity(16 * 1024),
             spans: Vec::new(),
             session,
+            commands: 0,
         }
     }
 
@@ -73,7 +76,17 @@ impl Connection {
                                 Action::Continue
                             } else {
                                 let args = Args::new(&self.input[at..], &self.spans);
-                                cmd::execute(&shared, &mut self.session, args, &mut self.output)
+                                let action = cmd::execute(
+                                    &shared,
+                                    &mut self.session,
+                                    args,
+                                    &mut self.output,
+                                );
+                                self.commands += 1;
+                                if let Some(client) = &self.session.client {
+                                    client.counted(self.commands);
+                                }
+                                action
                             };
                             at += len;
                             match action {

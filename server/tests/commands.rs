@@ -562,6 +562,27 @@ fn connection_and_server_commands() {
     }
     let text: String = q!(con, "INFO", "keyspace");
     assert!(!text.contains("redis_version"));
+    // The fields `redis-cli --stat` reads: commands of every connection,
+    // those that ended included.
+    let stat = |con: &mut Connection, field: &str| -> u64 {
+        let text: String = q!(con, "INFO");
+        let prefix = format!("{field}:");
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .unwrap_or_else(|| panic!("no {field} in {text}"))
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(stat(con, "blocked_clients"), 0);
+    let before = stat(con, "total_commands_processed");
+    {
+        let other = &mut server.connect();
+        for _ in 0..10 {
+            let _: String = q!(other, "PING");
+        }
+    }
+    let after = stat(con, "total_commands_processed");
+    assert!(after > before + 10, "{before} then {after}");
     // MEMORY USAGE, as `redis-cli --memkeys` and key browsers ask it.
     let ok: String = q!(con, "CF.RESERVE", "m", "100000", "EXPANSION", "0");
     assert_eq!(ok, "OK");

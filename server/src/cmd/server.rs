@@ -150,7 +150,7 @@ pub fn info(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     if wanted("clients") {
         let _ = write!(
             text,
-            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\n\r\n",
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\n\r\n",
             shared.clients.load(Ordering::Relaxed),
             c.maxclients
         );
@@ -180,8 +180,9 @@ pub fn info(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     if wanted("stats") {
         let _ = write!(
             text,
-            "# Stats\r\ntotal_connections_received:{}\r\n\r\n",
-            shared.connections.load(Ordering::Relaxed)
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\n\r\n",
+            shared.connections.load(Ordering::Relaxed),
+            shared.connected.commands()
         );
     }
     if wanted("cluster") {
