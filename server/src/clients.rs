@@ -1,4 +1,4 @@
-//! The connected clients, as `CLIENT LIST` shows them.
+//! The connected clients, as `CLIENT LIST` and `INFO` show them.
 //!
 //! Each connection publishes a [`Client`] record under its id in a
 //! lock-free map when it starts, and takes it out when it ends. What a

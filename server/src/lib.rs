@@ -9,7 +9,7 @@
 //!
 //! * [`server`]: listens, accepts, runs the save schedule, stops.
 //! * [`connection`]: reads requests, runs them, writes the replies.
-//! * [`clients`]: the connected clients, for `CLIENT LIST`.
+//! * [`clients`]: the connected clients, for `CLIENT LIST` and `INFO`.
 //! * [`frame`]: RESP: parses requests, writes replies.
 //! * [`cmd`]: the commands, one module per family.
 //! * [`db`]: the names and their filters.
