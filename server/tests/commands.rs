@@ -574,6 +574,10 @@ fn connection_and_server_commands() {
             .unwrap()
     };
     assert_eq!(stat(con, "blocked_clients"), 0);
+    let text: String = q!(con, "INFO", "replication");
+    assert!(text.contains("role:master\r\n"), "{text}");
+    let role: (String, i64, Vec<String>) = q!(con, "ROLE");
+    assert_eq!(role, ("master".into(), 0, vec![]));
     let before = stat(con, "total_commands_processed");
     {
         let other = &mut server.connect();

@@ -1,5 +1,5 @@
 //! The server's own commands: `COMMAND`, `CONFIG GET`, `INFO`, `MEMORY
-//! USAGE`, `TIME`, and the persistence commands `BGSAVE`, `SHUTDOWN`
+//! USAGE`, `TIME`, `ROLE`, and the persistence commands `BGSAVE`, `SHUTDOWN`
 //! (`SAVE` and `LASTSAVE` are answered by the dispatcher and the
 //! connection).
 
@@ -159,7 +159,9 @@ pub fn info(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
         let used = shared.db.memory_usage();
         let _ = write!(
             text,
-            "# Memory\r\nused_memory:{used}\r\nused_memory_dataset:{used}\r\nmaxmemory:{}\r\n\r\n",
+            "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\n\
+             used_memory_dataset:{used}\r\nmaxmemory:{}\r\n\r\n",
+            human(used),
             shared.db.max_memory()
         );
     }
@@ -184,6 +186,9 @@ pub fn info(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
             shared.connections.load(Ordering::Relaxed),
             shared.connected.commands()
         );
+    }
+    if wanted("replication") {
+        text.push_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\n\r\n");
     }
     if wanted("cluster") {
         text.push_str("# Cluster\r\ncluster_enabled:0\r\n\r\n");
@@ -246,6 +251,30 @@ pub fn time(reply: &mut Reply<'_>) {
     reply.bulk(now.subsec_micros().to_string().as_bytes());
 }
 
+/// `ROLE`: a primary with no replicas, at offset 0.
+pub fn role(reply: &mut Reply<'_>) {
+    reply.array(3);
+    reply.bulk(b"master");
+    reply.integer(0);
+    reply.array(0);
+}
+
+/// Bytes as Redis's `used_memory_human` writes them: `1.50M`.
+fn human(bytes: usize) -> String {
+    let units = ["B", "K", "M", "G", "T"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < units.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes}B")
+    } else {
+        format!("{value:.2}{}", units[unit])
+    }
+}
+
 /// `BGSAVE [SCHEDULE]`.
 pub fn bgsave(shared: &Shared, reply: &mut Reply<'_>) {
     if shared.store.background_save() {
@@ -270,4 +299,18 @@ pub fn shutdown(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) -> Actio
         }
     }
     Action::Shutdown { save }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human;
+
+    #[test]
+    fn sizes_read_as_redis_writes_them() {
+        assert_eq!(human(0), "0B");
+        assert_eq!(human(1023), "1023B");
+        assert_eq!(human(1536), "1.50K");
+        assert_eq!(human(3 << 20), "3.00M");
+        assert_eq!(human(5 << 30), "5.00G");
+    }
 }
