@@ -45,8 +45,8 @@ pub enum End {
 }
 
 impl Connection {
-    /// A connection on `stream`, the `id`th since start, published in
-    /// `CLIENT LIST` as `client` (whose id is `id`).
+    /// A connection on `stream`, published in `CLIENT LIST` as `client`
+    /// (whose id it takes).
     pub fn new(stream: TcpStream, client: Arc<Client>, authenticated: bool) -> Connection {
         let mut session = Session::new(client.id, authenticated);
         session.client = Some(client);
