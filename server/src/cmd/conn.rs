@@ -111,7 +111,7 @@ pub fn client(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mu
     let sub = args.get(1);
     if is(sub, "SETNAME") && args.len() == 3 {
         let name = args.get(2);
-        if name.iter().any(|&b| b <= b' ' || b > b'~') {
+        if !plain(name) {
             return reply
                 .error("ERR Client names cannot contain spaces, newlines or special characters.");
         }
@@ -127,7 +127,7 @@ pub fn client(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mu
         reply.integer(session.id as i64);
     } else if is(sub, "SETINFO") && args.len() == 4 {
         let value = args.get(3);
-        if value.iter().any(|&b| b <= b' ' || b > b'~') {
+        if !plain(value) {
             return reply.error(&format!(
                 "ERR {} cannot contain spaces, newlines or special characters.",
                 String::from_utf8_lossy(args.get(2)).to_ascii_lowercase()
@@ -164,6 +164,12 @@ pub fn client(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mu
             String::from_utf8_lossy(sub)
         ));
     }
+}
+
+/// Whether `text` may be a client's name or library: printable ASCII, no
+/// spaces (`CLIENT LIST` separates its fields by spaces).
+fn plain(text: &[u8]) -> bool {
+    text.iter().all(|&b| b > b' ' && b <= b'~')
 }
 
 /// `CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id...]`: a line per
