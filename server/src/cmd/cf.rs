@@ -11,7 +11,7 @@ use std::sync::Arc;
 use lockfree_cuckoo_filter::InsertError;
 
 use super::{int, is, Session, Shared};
-use crate::db::{CreateError, Entry, Filter, Held, Params, Spec};
+use crate::db::{name_cost, CreateError, Entry, Filter, Held, Params, Spec};
 use crate::frame::{Args, Reply};
 
 /// The capacity of a filter that `CF.ADD` or `CF.INSERT` creates: RedisBloom's.
@@ -419,23 +419,24 @@ pub fn scandump(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &
             _held: held,
         });
     }
-    let len = match &session.dump {
-        Some(dump) if dump.name == key && pos as u64 <= dump.bytes.len() as u64 => dump.bytes.len(),
-        _ => return reply.error("Invalid position"),
+    let Some(dump) = session
+        .dump
+        .as_ref()
+        .filter(|d| d.name == key && pos as u64 <= d.bytes.len() as u64)
+    else {
+        return reply.error("Invalid position");
     };
     let start = pos as usize;
     reply.array(2);
-    if start == len {
+    if start == dump.bytes.len() {
         session.dump = None;
         reply.integer(0);
         reply.null();
         return;
     }
-    let end = len.min(start + CHUNK);
+    let end = dump.bytes.len().min(start + CHUNK);
     reply.integer(end as i64);
-    if let Some(dump) = &session.dump {
-        reply.bulk(&dump.bytes[start..end]);
-    }
+    reply.bulk(&dump.bytes[start..end]);
 }
 
 /// A dump `CF.LOADCHUNK` is receiving: the bytes so far, and once its
@@ -469,21 +470,20 @@ pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     let Some(load) = loads.get_mut(key) else {
         return reply.error("ERR not found");
     };
-    let pending = &mut load.bytes;
-    if pending.len() as u64 != start {
+    if load.bytes.len() as u64 != start {
         loads.remove(key);
         return reply.error("Couldn't load chunk!");
     }
     // The length first: refuse a dump too large before taking its bytes.
     let mut head = [0u8; 8];
-    let known = pending.len().min(8);
-    head[..known].copy_from_slice(&pending[..known]);
+    let known = load.bytes.len().min(8);
+    head[..known].copy_from_slice(&load.bytes[..known]);
     let take = data.len().min(8 - known);
     head[known..known + take].copy_from_slice(&data[..take]);
     if known + take == 8 {
         let total = u64::from_le_bytes(head);
         let whole = total.saturating_add(8);
-        if (pending.len() + data.len()) as u64 > whole {
+        if (load.bytes.len() + data.len()) as u64 > whole {
             loads.remove(key);
             return reply.error("Couldn't load chunk! more bytes than the dump's length");
         }
@@ -498,9 +498,9 @@ pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
             }
         }
     }
-    let pending = &mut load.bytes;
-    pending.extend_from_slice(data);
-    if pending.len() < 8 || (pending.len() as u64) < u64::from_le_bytes(head).saturating_add(8) {
+    load.bytes.extend_from_slice(data);
+    let received = load.bytes.len() as u64;
+    if received < 8 || received < u64::from_le_bytes(head).saturating_add(8) {
         return reply.ok();
     }
     let Some(Load { bytes, held }) = loads.remove(key) else {
@@ -511,7 +511,7 @@ pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     drop(held);
     match crate::db::Filter::from_bytes(&bytes[8..]) {
         Ok(filter) => {
-            let bytes = filter.memory_usage() + crate::db::name_cost(key);
+            let bytes = filter.memory_usage() + name_cost(key);
             if let Err(e) = shared.db.check_memory(bytes) {
                 return reply.error(&e.to_string());
             }
