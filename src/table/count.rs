@@ -64,7 +64,7 @@ const ONE_SHARED_BELOW: usize = 16 << 10;
 /// stash's lines are), so that a table holds lines for the threads that
 /// wrote it, not for every thread that might: a filter written by one
 /// thread carries one line, not twelve to sixty-four, which in a filter of
-/// a thousand items was as much memory as its table. The price is one
+/// a thousand items would be as much memory as its table. The price is one
 /// more load, of the link, on each count.
 /// A thread takes an index when it first counts, from the process's
 /// [`ShardSlots`], and hands it back when it exits; the next thread to take
