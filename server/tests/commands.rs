@@ -627,6 +627,14 @@ fn connection_and_server_commands() {
         err(con, &["HELLO", "4"]),
         "NOPROTO unsupported protocol version"
     );
+    // A name CLIENT SETNAME refuses is refused here too, and the protocol
+    // stays as it was.
+    assert_eq!(
+        err(con, &["HELLO", "3", "SETNAME", "a b"]),
+        "ERR Client names cannot contain spaces, newlines or special characters."
+    );
+    let v: Value = q!(con, "CF.EXISTS", "x", "y");
+    assert_eq!(v, Value::Int(0), "still RESP2 after a refused HELLO 3");
     let v: Value = q!(con, "HELLO", "3", "SETNAME", "three");
     assert!(matches!(v, Value::Map(_)), "{v:?}");
     let info: String = q!(con, "CLIENT", "INFO");

@@ -83,8 +83,13 @@ pub fn hello(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut
              select the RESP protocol version at the same time",
         );
     }
-    if name.is_some() {
-        session.name = name;
+    if let Some(name) = name {
+        // Checked after AUTH and before anything changes, as Redis does: a
+        // refused name leaves the protocol as it was.
+        if !plain(&name) {
+            return reply.error(NAME_ERROR);
+        }
+        session.name = (!name.is_empty()).then_some(name);
     }
     session.resp3 = resp3;
     reply.set_resp3(resp3);
@@ -112,8 +117,7 @@ pub fn client(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mu
     if is(sub, "SETNAME") && args.len() == 3 {
         let name = args.get(2);
         if !plain(name) {
-            return reply
-                .error("ERR Client names cannot contain spaces, newlines or special characters.");
+            return reply.error(NAME_ERROR);
         }
         session.name = (!name.is_empty()).then(|| name.to_vec());
         session.republish(shared);
@@ -165,6 +169,9 @@ pub fn client(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mu
         ));
     }
 }
+
+/// Redis's words for a name [`plain`] refuses.
+const NAME_ERROR: &str = "ERR Client names cannot contain spaces, newlines or special characters.";
 
 /// Whether `text` may be a client's name or library: printable ASCII, no
 /// spaces (`CLIENT LIST` separates its fields by spaces).
