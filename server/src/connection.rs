@@ -68,8 +68,11 @@ impl Connection {
             if self.input.len() >= need {
                 let mut at = 0;
                 loop {
-                    let parsed =
-                        frame::parse(&self.input[at..], &shared.config.limits, &mut self.spans);
+                    let parsed = frame::parse(
+                        &mut self.input[at..],
+                        &shared.config.limits,
+                        &mut self.spans,
+                    );
                     match parsed {
                         Parsed::Request(len) => {
                             let action = if self.spans.is_empty() {

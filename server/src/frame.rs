@@ -62,7 +62,7 @@ pub enum Parsed {
 
 /// Parses one request at the front of `buf`, putting where each argument
 /// lies in `buf` into `spans`.
-pub fn parse(buf: &[u8], limits: &Limits, spans: &mut Vec<Range<usize>>) -> Parsed {
+pub fn parse(buf: &mut [u8], limits: &Limits, spans: &mut Vec<Range<usize>>) -> Parsed {
     spans.clear();
     match buf.first() {
         None => Parsed::Incomplete { need: 1 },
@@ -155,9 +155,17 @@ fn parse_array(buf: &[u8], limits: &Limits, spans: &mut Vec<Range<usize>>) -> Pa
     Parsed::Request(at)
 }
 
-/// An inline request: words separated by spaces, ended by `\n` (a `\r`
-/// before it is dropped). Quotes are not interpreted.
-fn parse_inline(buf: &[u8], spans: &mut Vec<Range<usize>>) -> Parsed {
+/// An inline request: a line ended by `\n` (a `\r` before it is dropped),
+/// split into words as Redis splits it (`sdssplitargs`), so that what works
+/// typed at Redis works here. Words are separated by spaces; a word may hold
+/// double-quoted text, with the escapes `\n`, `\r`, `\t`, `\b`, `\a` and
+/// `\xHH` (a backslash before any other byte stands for that byte), or
+/// single-quoted text, where only `\'` is an escape; a closing quote must
+/// end its word.
+///
+/// A word is never longer than its text, so each is written over the line
+/// in place, front to back, and its span points there.
+fn parse_inline(buf: &mut [u8], spans: &mut Vec<Range<usize>>) -> Parsed {
     let window = &buf[..buf.len().min(MAX_LINE + 1)];
     let Some(nl) = window.iter().position(|&b| b == b'\n') else {
         if window.len() > MAX_LINE {
@@ -167,24 +175,83 @@ fn parse_inline(buf: &[u8], spans: &mut Vec<Range<usize>>) -> Parsed {
             need: buf.len() + 1,
         };
     };
-    let line_len = if nl > 0 && buf[nl - 1] == b'\r' {
+    let end = if nl > 0 && buf[nl - 1] == b'\r' {
         nl - 1
     } else {
         nl
     };
-    let mut at = 0;
-    while at < line_len {
-        if buf[at].is_ascii_whitespace() {
-            at += 1;
-            continue;
+    // Redis splits the line as a C string: a NUL byte ends it.
+    let end = buf[..end].iter().position(|&b| b == 0).unwrap_or(end);
+    // C's `isspace`, which Redis uses between words and after a quote.
+    let space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+    let unbalanced = || Parsed::Error("Protocol error: unbalanced quotes in request".into());
+    let (mut read, mut write) = (0, 0);
+    loop {
+        while read < end && space(buf[read]) {
+            read += 1;
         }
-        let start = at;
-        while at < line_len && !buf[at].is_ascii_whitespace() {
-            at += 1;
+        if read == end {
+            return Parsed::Request(nl + 1);
         }
-        spans.push(start..at);
+        let start = write;
+        let mut quote = None;
+        while read < end {
+            let b = buf[read];
+            let next = (read + 1 < end).then(|| buf[read + 1]);
+            let byte = match (quote, b, next) {
+                // Each byte that ends a word is one the skip above passes,
+                // so every round moves on.
+                (None, b' ' | b'\t' | b'\r', _) => break,
+                (None, b'"' | b'\'', _) => {
+                    quote = Some(b);
+                    read += 1;
+                    continue;
+                }
+                (Some(q), _, _) if b == q => {
+                    if next.is_some_and(|n| !space(n)) {
+                        return unbalanced();
+                    }
+                    read += 1;
+                    quote = None;
+                    break;
+                }
+                (Some(b'"'), b'\\', Some(escaped)) => {
+                    let hex = |i: usize| (i < end).then(|| char::from(buf[i]).to_digit(16));
+                    match (escaped, hex(read + 2).flatten(), hex(read + 3).flatten()) {
+                        (b'x', Some(hi), Some(lo)) => {
+                            read += 4;
+                            (hi * 16 + lo) as u8
+                        }
+                        _ => {
+                            read += 2;
+                            match escaped {
+                                b'n' => b'\n',
+                                b'r' => b'\r',
+                                b't' => b'\t',
+                                b'b' => 0x08,
+                                b'a' => 0x07,
+                                other => other,
+                            }
+                        }
+                    }
+                }
+                (Some(b'\''), b'\\', Some(b'\'')) => {
+                    read += 2;
+                    b'\''
+                }
+                _ => {
+                    read += 1;
+                    b
+                }
+            };
+            buf[write] = byte;
+            write += 1;
+        }
+        if quote.is_some() {
+            return unbalanced();
+        }
+        spans.push(start..write);
     }
-    Parsed::Request(nl + 1)
 }
 
 /// The arguments of one request: the command name first.
@@ -369,6 +436,7 @@ mod tests {
 
     fn args_of(input: &[u8]) -> (Parsed, Vec<Vec<u8>>) {
         let mut spans = Vec::new();
+        let input = &mut input.to_vec();
         let parsed = parse(input, &Limits::default(), &mut spans);
         let args = spans.iter().map(|r| input[r.clone()].to_vec()).collect();
         (parsed, args)
@@ -402,6 +470,50 @@ mod tests {
     }
 
     #[test]
+    fn inline_words_are_split_as_redis_splits_them() {
+        let words = |line: &[u8]| match args_of(line) {
+            (Parsed::Request(_), args) => Ok(args),
+            (other, _) => Err(other),
+        };
+        let w = |list: &[&[u8]]| Ok(list.iter().map(|a| a.to_vec()).collect());
+        assert_eq!(
+            words(b"CF.ADD f \"a b\"\r\n"),
+            w(&[b"CF.ADD", b"f", b"a b"])
+        );
+        assert_eq!(words(b"ECHO 'a b' ''\n"), w(&[b"ECHO", b"a b", b""]));
+        assert_eq!(
+            words(b"ECHO \"x\\x41y\\n\\\\\\\"\\q\"\r\n"),
+            w(&[b"ECHO", b"xAy\n\\\"q"])
+        );
+        assert_eq!(
+            words(b"ECHO 'it\\'s' \"\\x4\"\n"),
+            w(&[b"ECHO", b"it's", b"x4"])
+        );
+        // A quote may open inside a word; a closing one must end it.
+        assert_eq!(words(b"ECHO a\"b c\"\n"), w(&[b"ECHO", b"ab c"]));
+        let unbalanced = Err(Parsed::Error(
+            "Protocol error: unbalanced quotes in request".into(),
+        ));
+        for line in [
+            &b"ECHO \"abc\r\n"[..],
+            b"ECHO \"a\"b\n",
+            b"ECHO 'a'b\n",
+            b"ECHO 'abc\n",
+            b"ECHO \"a\\\"\n",
+        ] {
+            assert_eq!(
+                words(line),
+                unbalanced,
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        assert_eq!(words(b" \t\r\n"), w(&[]));
+        assert_eq!(words(b"ECHO a\0b c\n"), w(&[b"ECHO", b"a"]));
+        assert_eq!(words(b"\0ECHO\n"), w(&[]));
+    }
+
+    #[test]
     fn limits_are_checked_from_the_headers() {
         let limits = Limits {
             max_args: 3,
@@ -410,42 +522,42 @@ mod tests {
         };
         let mut spans = Vec::new();
         assert!(matches!(
-            parse(b"*4\r\n", &limits, &mut spans),
+            parse(&mut b"*4\r\n".to_vec(), &limits, &mut spans),
             Parsed::Error(_)
         ));
         assert!(matches!(
-            parse(b"*1\r\n$11\r\n", &limits, &mut spans),
+            parse(&mut b"*1\r\n$11\r\n".to_vec(), &limits, &mut spans),
             Parsed::Error(_)
         ));
         assert_eq!(
-            parse(b"*1\r\n$10\r\n", &limits, &mut spans),
+            parse(&mut b"*1\r\n$10\r\n".to_vec(), &limits, &mut spans),
             Parsed::Incomplete { need: 21 }
         );
         assert!(matches!(
-            parse(b"*1\r\n$-1\r\n", &limits, &mut spans),
+            parse(&mut b"*1\r\n$-1\r\n".to_vec(), &limits, &mut spans),
             Parsed::Error(_)
         ));
         assert!(matches!(
-            parse(b"*1\r\n:1\r\n", &limits, &mut spans),
+            parse(&mut b"*1\r\n:1\r\n".to_vec(), &limits, &mut spans),
             Parsed::Error(_)
         ));
         assert!(matches!(
-            parse(b"*x\r\n", &limits, &mut spans),
+            parse(&mut b"*x\r\n".to_vec(), &limits, &mut spans),
             Parsed::Error(_)
         ));
         assert!(matches!(
-            parse(b"*1\r\n$1\r\nabc", &limits, &mut spans),
+            parse(&mut b"*1\r\n$1\r\nabc".to_vec(), &limits, &mut spans),
             Parsed::Error(_)
         ));
-        let long = vec![b'a'; MAX_LINE + 10];
+        let mut long = vec![b'a'; MAX_LINE + 10];
         assert!(matches!(
-            parse(&long, &limits, &mut spans),
+            parse(&mut long, &limits, &mut spans),
             Parsed::Error(_)
         ));
         let mut long = b"*".to_vec();
         long.extend(vec![b'1'; MAX_LINE + 10]);
         assert!(matches!(
-            parse(&long, &limits, &mut spans),
+            parse(&mut long, &limits, &mut spans),
             Parsed::Error(_)
         ));
     }

@@ -735,6 +735,22 @@ fn password() {
     let open = Server::start(dir2.path(), &[]);
     let con = &mut open.connect();
     assert!(err(con, &["AUTH", "x"]).starts_with("ERR AUTH <password> called without any password"));
+    // Without a password the default user takes any, as in Redis: clients
+    // configured with a user and password still connect; no other user exists.
+    let ok: String = q!(con, "AUTH", "default", "anything");
+    assert_eq!(ok, "OK");
+    assert!(err(con, &["AUTH", "admin", "x"]).starts_with("WRONGPASS"));
+    let v: Value = q!(con, "HELLO", "3", "AUTH", "default", "anything");
+    assert!(matches!(v, Value::Map(_)), "{v:?}");
+    let url = format!("redis://default:anything@127.0.0.1:{}/", open.port);
+    let con = &mut redis::Client::open(url).unwrap().get_connection().unwrap();
+    let added: i64 = q!(con, "CF.ADD", "f", "x");
+    assert_eq!(added, 1);
+    // With one, only the default user and that password.
+    let con = &mut server.connect();
+    assert!(err(con, &["AUTH", "admin", "s3cret"]).starts_with("WRONGPASS"));
+    let ok: String = q!(con, "AUTH", "default", "s3cret");
+    assert_eq!(ok, "OK");
 }
 
 #[test]

@@ -55,6 +55,13 @@ fn pipelined_requests_are_answered_in_order() {
         22,
     );
     assert_eq!(got, b"+PONG\r\n$5\r\nhello\r\n:1\r\n");
+    // Quoted words, as redis-cli's users and Redis's docs write them.
+    let got = exchange(
+        &mut s,
+        b"CF.ADD f \"two words\"\r\nCF.EXISTS f 'two words'\r\nECHO \"a\\x41\\n\"\r\n",
+        17,
+    );
+    assert_eq!(got, b":1\r\n:1\r\n$3\r\naA\n\r\n");
 }
 
 #[test]
@@ -115,6 +122,10 @@ fn malformed_frames_close_the_connection_with_an_error() {
         (
             b"*1\r\n$99999999999999999999\r\n",
             "-ERR Protocol error: invalid bulk length\r\n",
+        ),
+        (
+            b"ECHO \"a\"b\r\n",
+            "-ERR Protocol error: unbalanced quotes in request\r\n",
         ),
     ];
     for (request, error) in cases {

@@ -17,21 +17,31 @@ pub fn ping(args: Args<'_>, reply: &mut Reply<'_>) {
     }
 }
 
-/// Checks a password against `--requirepass`, with Redis's errors.
+/// Checks a user and password as Redis's ACL does with only its `default`
+/// user: without `--requirepass` that user takes any password, with it only
+/// that one; no other user exists.
 fn check_password(shared: &Shared, user: &[u8], password: &[u8]) -> Result<(), &'static str> {
     match &shared.config.requirepass {
-        None if user == b"default" => Err(
-            "ERR AUTH <password> called without any password configured for the default user. \
-             Are you sure your configuration is correct?",
-        ),
-        Some(wanted) if user == b"default" && wanted.as_bytes() == password => Ok(()),
-        _ => Err("WRONGPASS invalid username-password pair or user is disabled."),
+        _ if user != b"default" => Err(WRONGPASS),
+        Some(wanted) if wanted.as_bytes() != password => Err(WRONGPASS),
+        _ => Ok(()),
     }
 }
+
+/// Redis's words for a refused user or password.
+const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 
 /// `AUTH [username] password`.
 pub fn auth(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut Reply<'_>) {
     let (user, password) = match args.len() {
+        // A password alone with none configured is refused, as Redis
+        // refuses it, to tell a misconfigured client so.
+        2 if shared.config.requirepass.is_none() => {
+            return reply.error(
+                "ERR AUTH <password> called without any password configured for the default \
+                 user. Are you sure your configuration is correct?",
+            )
+        }
         2 => (&b"default"[..], args.get(1)),
         3 => (args.get(1), args.get(2)),
         _ => return reply.error("ERR syntax error"),
