@@ -22,6 +22,9 @@ use crate::frame::{self, Args, Parsed, Reply};
 /// middle of a pipeline, so that a long pipeline does not pile up memory.
 const FLUSH_AT: usize = 1 << 20;
 
+/// The kind of error a connection ends with when the server stops under it.
+pub const STOPPING: io::ErrorKind = io::ErrorKind::ConnectionAborted;
+
 /// A client connection.
 pub struct Connection {
     stream: TcpStream,
@@ -95,7 +98,7 @@ impl Connection {
                             match action {
                                 Action::Continue => {}
                                 Action::Close => {
-                                    self.flush().await?;
+                                    self.flush(&shared).await?;
                                     return Ok(End::Closed);
                                 }
                                 Action::Save => self.save(&shared).await,
@@ -106,7 +109,7 @@ impl Connection {
                                 }
                             }
                             if self.output.len() >= FLUSH_AT {
-                                self.flush().await?;
+                                self.flush(&shared).await?;
                             }
                         }
                         Parsed::Incomplete { need: more } => {
@@ -116,7 +119,7 @@ impl Connection {
                         Parsed::Error(message) => {
                             Reply::new(&mut self.output, self.session.resp3)
                                 .error(&format!("ERR {message}"));
-                            self.flush().await?;
+                            self.flush(&shared).await?;
                             return Ok(End::Closed);
                         }
                     }
@@ -124,7 +127,7 @@ impl Connection {
                 // `need` counts from the first unparsed byte, which is now
                 // the buffer's first.
                 self.input.advance(at);
-                self.flush().await?;
+                self.flush(&shared).await?;
             }
             // Room for the next read: the buffer grows with what arrives, never
             // to a size a header announced before its bytes came.
@@ -141,8 +144,14 @@ impl Connection {
         }
     }
 
-    async fn flush(&mut self) -> io::Result<()> {
+    /// Sends the replies gathered so far; none once the server is stopping
+    /// (a reply may acknowledge a write its final save does not hold), when
+    /// the connection ends with [`STOPPING`]'s kind of error.
+    async fn flush(&mut self, shared: &Shared) -> io::Result<()> {
         if !self.output.is_empty() {
+            if !shared.may_reply() {
+                return Err(io::Error::new(STOPPING, "the server is stopping"));
+            }
             self.stream.write_all(&self.output).await?;
             self.output.clear();
         }
@@ -165,10 +174,12 @@ impl Connection {
     /// `SHUTDOWN`: saves if asked, then tells the server to stop; whether
     /// it did (a failed save leaves the server running, as Redis does).
     async fn shutdown(&mut self, shared: &Arc<Shared>, save: bool) -> bool {
+        shared.begin_stop();
         if save {
             let store = Arc::clone(&shared.store);
             let saved = tokio::task::spawn_blocking(move || store.save()).await;
             if !matches!(saved, Ok(Ok(_))) {
+                shared.cancel_stop();
                 Reply::new(&mut self.output, self.session.resp3)
                     .error("ERR Errors trying to SHUTDOWN. Check logs.");
                 return false;

@@ -11,7 +11,7 @@
 //! [`GrowableCuckooFilter`] (any other expansion, and filters that `CF.ADD`
 //! creates), hashing the raw bytes of each item with its own random seed.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use lockfree_cuckoo_filter::{BuildError, CuckooFilter, GrowableCuckooFilter, InsertError};
@@ -338,10 +338,19 @@ impl Db {
         self.map.pin().get(key).cloned()
     }
 
-    /// Notes a change, for the save schedule: a store only when the flag is
-    /// not already set, so that writers on every core do not contend for it.
+    /// Notes a change just made, for the save schedule: a store only when
+    /// the flag is not already set, so that writers on every core do not
+    /// contend for it.
+    ///
+    /// The fence pairs with the one in [`take_dirty`](Self::take_dirty):
+    /// if this fence comes first in the single order of SeqCst fences, the
+    /// save, whose reads follow its fence, sees the change; otherwise the
+    /// load below sees the save's clearing and sets the flag again. Without
+    /// the fences both could miss (a write and a read on each side), and a
+    /// change would wait for the next one to be saved.
     #[inline]
     pub fn touch(&self) {
+        fence(Ordering::SeqCst);
         if !self.dirty.load(Ordering::Relaxed) {
             self.dirty.store(true, Ordering::SeqCst);
         }
@@ -352,9 +361,13 @@ impl Db {
         self.dirty.load(Ordering::SeqCst)
     }
 
-    /// Clears the change flag before a save reads the filters; whether it was set.
+    /// Clears the change flag before a save reads the filters; whether it
+    /// was set. Its fence orders the clearing before the save's reads (see
+    /// [`touch`](Self::touch)).
     pub fn take_dirty(&self) -> bool {
-        self.dirty.swap(false, Ordering::SeqCst)
+        let was = self.dirty.swap(false, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        was
     }
 
     /// Bytes a filter built from `spec` would take, without building it.

@@ -11,7 +11,7 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::clients::Client;
 use crate::cmd::Shared;
 use crate::config::Config;
-use crate::connection::{Connection, End};
+use crate::connection::{Connection, End, STOPPING};
 use crate::db::Db;
 use crate::persist::Store;
 
@@ -67,7 +67,9 @@ pub async fn run(config: Config) -> Result<(), String> {
 
 /// Waits for `SHUTDOWN` (its save is done), or for SIGTERM or SIGINT (then
 /// saves if saves are scheduled, as Redis does); then for a background save
-/// under way to end.
+/// under way to end. From the stop on no connection sends a reply, so that
+/// every write acknowledged is in the last save
+/// ([`Shared::begin_stop`]).
 async fn wait_for_stop(shared: &Arc<Shared>) -> Result<(), String> {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
@@ -76,6 +78,7 @@ async fn wait_for_stop(shared: &Arc<Shared>) -> Result<(), String> {
         _ = term.recv() => true,
         _ = tokio::signal::ctrl_c() => true,
     };
+    shared.begin_stop();
     if signalled && shared.config.save.is_some() {
         let store = Arc::clone(&shared.store);
         match tokio::task::spawn_blocking(move || store.save()).await {
@@ -130,7 +133,12 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
     shared.connected.remove(id);
     shared.clients.fetch_sub(1, Ordering::SeqCst);
     if let Err(e) = ended {
-        if e.kind() != io::ErrorKind::ConnectionReset && e.kind() != io::ErrorKind::BrokenPipe {
+        let quiet = [
+            io::ErrorKind::ConnectionReset,
+            io::ErrorKind::BrokenPipe,
+            STOPPING,
+        ];
+        if !quiet.contains(&e.kind()) {
             eprintln!("cuckoo-server: connection {id}: {e}");
         }
     }

@@ -1,6 +1,6 @@
 //! Saves and restarts: a clean restart, SIGTERM (with saves scheduled, and
-//! during a background save), damaged and foreign files, the lock, and
-//! SIGKILL in the middle of a load.
+//! during a background save), stopping under writes, damaged and foreign
+//! files, the lock, and SIGKILL in the middle of a load.
 
 mod common;
 
@@ -110,6 +110,76 @@ fn sigterm_saves_when_saves_are_scheduled() {
     let server = terminate_and_restart(server, dir.path());
     let con = &mut server.connect();
     assert!(exists_all(con, "f", (0..100).map(|i| i.to_string())).is_empty());
+}
+
+/// Clients add keys, unpipelined and pipelined, until the server stops under
+/// them, by `SHUTDOWN SAVE` from another client or by SIGTERM: every key
+/// whose `CF.ADD` was answered is found after the restart (the final save
+/// runs while writes go on, so no reply may be sent once it begins).
+#[test]
+fn stopping_loses_no_acknowledged_write() {
+    for by_signal in [false, true] {
+        let dir = TempDir::new("stop-under-load");
+        let mut server = Server::start(dir.path(), &["--save", "3600"]);
+        let url = server.url();
+        let acked = [AtomicUsize::new(0), AtomicUsize::new(0)];
+        std::thread::scope(|scope| {
+            for (t, acked) in acked.iter().enumerate() {
+                let url = url.clone();
+                scope.spawn(move || {
+                    let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
+                    let batch = [1, 16][t];
+                    let mut next = 0;
+                    loop {
+                        let mut pipe = redis::pipe();
+                        for i in next..next + batch {
+                            pipe.cmd("CF.ADD").arg(format!("f{t}")).arg(i);
+                        }
+                        match pipe.query::<Vec<i64>>(&mut con) {
+                            Ok(r) => {
+                                assert!(r.iter().all(|&x| x == 1), "{r:?}");
+                                next += batch;
+                                acked.store(next, Ordering::SeqCst);
+                            }
+                            Err(_) => break, // stopped
+                        }
+                    }
+                });
+            }
+            while acked.iter().any(|a| a.load(Ordering::SeqCst) < 5000) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if by_signal {
+                let status = std::process::Command::new("kill")
+                    .arg("-TERM")
+                    .arg(server.child.id().to_string())
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            } else {
+                let _ = cmd("SHUTDOWN")
+                    .arg("SAVE")
+                    .query::<redis::Value>(&mut server.connect());
+            }
+            assert!(server.wait(Duration::from_secs(20)).success());
+        });
+        let server = Server::start(dir.path(), &[]);
+        let con = &mut server.connect();
+        for (t, acked) in acked.iter().enumerate() {
+            let n = acked.load(Ordering::SeqCst);
+            let missing = exists_all(con, &format!("f{t}"), (0..n).map(|i| i.to_string()));
+            assert!(
+                missing.is_empty(),
+                "stopped by {}: {} of {n} acknowledged keys missing",
+                if by_signal {
+                    "SIGTERM"
+                } else {
+                    "SHUTDOWN SAVE"
+                },
+                missing.len()
+            );
+        }
+    }
 }
 
 /// Sends SIGTERM to `server`, waits for it to stop cleanly, and starts a new

@@ -11,7 +11,7 @@ mod keys;
 mod server;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -42,6 +42,9 @@ pub struct Shared {
     pub loads: Mutex<HashMap<Vec<u8>, cf::Load>>,
     /// Notified when a client's `SHUTDOWN` (and its save) is done.
     pub shutdown: tokio::sync::Notify,
+    /// Set while the server stops: no reply is sent from then on, so that
+    /// no write is acknowledged that the final save may miss.
+    stopping: AtomicBool,
 }
 
 impl Shared {
@@ -58,7 +61,34 @@ impl Shared {
             connected: Clients::default(),
             loads: Mutex::new(HashMap::new()),
             shutdown: tokio::sync::Notify::new(),
+            stopping: AtomicBool::new(false),
         }
+    }
+
+    /// Marks the server as stopping; call it before the final save reads
+    /// the filters. A write whose reply a connection sends after this is in
+    /// that save: the connection runs the write, then [`may_reply`]; if its
+    /// fence comes first in the single order of SeqCst fences, the save's
+    /// reads, which follow this fence, see the write; if this one comes
+    /// first, its load sees the flag and the reply is not sent.
+    ///
+    /// [`may_reply`]: Shared::may_reply
+    pub fn begin_stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+    }
+
+    /// Undoes [`begin_stop`](Shared::begin_stop) when the save before
+    /// stopping failed and the server goes on (as Redis does).
+    pub fn cancel_stop(&self) {
+        self.stopping.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether a connection may send the replies of the requests it has run:
+    /// not once the server is stopping (see [`begin_stop`](Shared::begin_stop)).
+    pub fn may_reply(&self) -> bool {
+        fence(Ordering::SeqCst);
+        !self.stopping.load(Ordering::Relaxed)
     }
 }
 
