@@ -258,6 +258,13 @@ impl Drop for Held {
     }
 }
 
+/// A filter made for a name and charged against the memory limit
+/// ([`Db::admit`]), not yet in the map.
+pub struct NewEntry {
+    entry: Entry,
+    held: Held,
+}
+
 /// Why a filter could not be created.
 #[derive(Debug)]
 pub enum CreateError {
@@ -370,31 +377,33 @@ impl Db {
         was
     }
 
-    /// Bytes a filter built from `spec` would take, without building it.
+    /// Bytes a filter built from `spec` would take, without building it: the
+    /// slots a smaller filter of the same rate takes per item (the builder
+    /// picks the layout and the load from the rate), times the capacity.
     pub fn estimate(spec: &Spec) -> Result<usize, BuildError> {
-        // The width the rate picks, from the smallest table of that kind.
-        let bits_per_slot = if spec.params.expansion == 0 {
-            CuckooFilter::builder()
-                .capacity(0)
-                .false_positive_rate(spec.rate)
-                .build()?
-                .fingerprint_bits()
-                .bits_per_slot()
-        } else {
-            let probe = GrowableCuckooFilter::builder()
-                .initial_capacity(0)
+        const PROBE: usize = 1 << 16;
+        let probe = spec.capacity.min(PROBE);
+        let (slots, bits_per_slot) = if spec.params.expansion == 0 {
+            let f = CuckooFilter::builder()
+                .capacity(probe)
                 .false_positive_rate(spec.rate)
                 .build()?;
-            probe.fingerprint_bits()[0].bits_per_slot()
+            (f.slots(), f.fingerprint_bits().bits_per_slot())
+        } else {
+            let f = GrowableCuckooFilter::builder()
+                .initial_capacity(probe)
+                .false_positive_rate(spec.rate)
+                .build()?;
+            (f.slots(), f.fingerprint_bits()[0].bits_per_slot())
         };
-        // Tables are sized for 94 % load.
-        let slots = spec.capacity as f64 / 0.94;
-        Ok((slots * bits_per_slot / 8.0) as usize + 4096)
+        let per_item = slots as f64 / probe.max(1) as f64;
+        let bytes = spec.capacity as f64 * per_item * bits_per_slot / 8.0;
+        Ok((bytes as usize).saturating_add(4096))
     }
 
     /// Builds a filter from `spec` to put under `key`, refusing one that
     /// would take the filters (and their names) over the memory limit.
-    pub fn build(&self, spec: &Spec, key: &[u8]) -> Result<Entry, CreateError> {
+    pub fn build(self: &Arc<Db>, spec: &Spec, key: &[u8]) -> Result<NewEntry, CreateError> {
         let bytes = Db::estimate(spec).map_err(CreateError::Build)?;
         self.check_memory(bytes.saturating_add(name_cost(key)))?;
         let filter = if spec.params.expansion == 0 {
@@ -414,35 +423,70 @@ impl Db {
                     .map_err(CreateError::Build)?,
             )
         };
-        Ok(Entry::new(filter, spec.params, 0))
+        self.admit(key, filter, spec.params)
     }
 
-    /// Checks that a filter of `bytes` fits under the memory limit.
+    /// Checks that a filter of `bytes` fits under the memory limit, as the
+    /// total stands now: a guard before building a filter, so that no table
+    /// far over the limit is allocated. What a filter takes is charged by
+    /// [`admit`](Self::admit).
     pub fn check_memory(&self, bytes: usize) -> Result<(), CreateError> {
-        if self.max_memory == 0 {
-            return Ok(());
+        self.reserve(bytes, false)
+    }
+
+    /// Charges `bytes` if they fit under the memory limit (with no limit,
+    /// always), in one compare-and-swap on the total: of threads charging at
+    /// once, no more are granted than fit. With `charge` false, only checks.
+    fn reserve(&self, bytes: usize, charge: bool) -> Result<(), CreateError> {
+        let mut now = self.charged.load(Ordering::Relaxed);
+        loop {
+            let left = match self.max_memory {
+                0 => usize::MAX - now,
+                max => max.saturating_sub(now),
+            };
+            if bytes > left {
+                return Err(CreateError::OverMemoryLimit {
+                    wanted: bytes,
+                    left,
+                });
+            }
+            if !charge {
+                return Ok(());
+            }
+            match self.charged.compare_exchange_weak(
+                now,
+                now + bytes,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Ok(()),
+                Err(seen) => now = seen,
+            }
         }
-        let left = self
-            .max_memory
-            .saturating_sub(self.charged.load(Ordering::Relaxed));
-        if bytes > left {
-            return Err(CreateError::OverMemoryLimit {
-                wanted: bytes,
-                left,
-            });
-        }
-        Ok(())
     }
 
     /// Charges `bytes` about to be held outside the filters, if they fit
     /// under the memory limit; until the [`Held`] is dropped.
     pub fn hold(self: &Arc<Db>, bytes: usize) -> Result<Held, CreateError> {
-        self.check_memory(bytes)?;
-        self.charged.fetch_add(bytes, Ordering::Relaxed);
+        self.reserve(bytes, true)?;
         Ok(Held {
             db: Arc::clone(self),
             bytes,
         })
+    }
+
+    /// Charges a new filter, and its name, against the memory limit if it
+    /// fits: an entry to put under `key` with [`insert_new`](Self::insert_new),
+    /// which keeps the charge, or to drop, which gives it back.
+    pub fn admit(
+        self: &Arc<Db>,
+        key: &[u8],
+        filter: Filter,
+        params: Params,
+    ) -> Result<NewEntry, CreateError> {
+        let entry = Entry::new(filter, params, 0).named(key);
+        let held = self.hold(entry.charged())?;
+        Ok(NewEntry { entry, held })
     }
 
     /// Whether the filters are charged more than the memory limit (their
@@ -493,15 +537,16 @@ impl Db {
         self.charged.fetch_add(now - old, Ordering::Relaxed);
     }
 
-    /// Puts `entry` under `key` if the name is free; the entry under the name
-    /// afterwards (the one given, or the one that was there).
-    pub fn insert_new(&self, key: &[u8], entry: Entry) -> (Arc<Entry>, bool) {
-        let entry = entry.named(key);
-        let charged = entry.charged();
+    /// Puts `new` under `key` if the name is free, its charge with it (the
+    /// charge is given back otherwise); the entry under the name afterwards
+    /// (the one given, or the one that was there) and whether it was added.
+    pub fn insert_new(&self, key: &[u8], new: NewEntry) -> (Arc<Entry>, bool) {
+        let NewEntry { entry, mut held } = new;
         let map = self.map.pin();
         match map.try_insert(key.into(), Arc::new(entry)) {
             Ok(added) => {
-                self.charged.fetch_add(charged, Ordering::Relaxed);
+                // The entry's charge is the one held: it stays in the total.
+                held.bytes = 0;
                 self.touch();
                 (Arc::clone(added), true)
             }
@@ -590,12 +635,81 @@ mod tests {
         db.charged.load(Ordering::Relaxed)
     }
 
+    /// The estimate that guards a build is close to what the filter takes,
+    /// whatever layout and load the rate picks.
+    #[test]
+    fn estimates_are_close_to_the_built_size() {
+        for expansion in [0, 2] {
+            for rate in [0.03, 0.01, 0.003, 1e-4, 1e-6, 1e-7] {
+                for capacity in [1000, 100_000, 3_000_000] {
+                    let spec = Spec {
+                        capacity,
+                        rate,
+                        params: Params {
+                            expansion,
+                            ..Params::default()
+                        },
+                    };
+                    let built = Arc::new(Db::new(0)).build(&spec, b"k").unwrap();
+                    let actual = built.entry.filter.memory_usage() as f64;
+                    let estimate = Db::estimate(&spec).unwrap() as f64;
+                    assert!(
+                        estimate >= 0.97 * actual && estimate <= 1.1 * actual + 4096.0,
+                        "{capacity} items at {rate}, expansion {expansion}: \
+                         estimate {estimate} for {actual} bytes"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Of filters created at once under a limit, no more are admitted than
+    /// fit: the charge is one compare-and-swap on the total.
+    #[test]
+    fn concurrent_creations_never_pass_the_limit() {
+        let spec = Spec {
+            capacity: 100_000,
+            rate: 0.01,
+            params: Params::default(),
+        };
+        let one = Arc::new(Db::new(0))
+            .build(&spec, b"k00")
+            .unwrap()
+            .entry
+            .charged();
+        for _ in 0..20 {
+            // Room for three and a half.
+            let db = Arc::new(Db::new(one * 7 / 2));
+            let admitted = std::sync::atomic::AtomicUsize::new(0);
+            std::thread::scope(|scope| {
+                for t in 0..8 {
+                    let (db, spec, admitted) = (&db, &spec, &admitted);
+                    scope.spawn(move || {
+                        let key = format!("k{t:02}");
+                        if let Ok(new) = db.build(spec, key.as_bytes()) {
+                            assert!(db.insert_new(key.as_bytes(), new).1);
+                            admitted.fetch_add(1, Ordering::Relaxed);
+                        }
+                    });
+                }
+            });
+            assert_eq!(admitted.load(Ordering::Relaxed), 3);
+            assert!(
+                total(&db) <= db.max_memory(),
+                "{} > {}",
+                total(&db),
+                db.max_memory()
+            );
+            assert_eq!(total(&db), db.memory_usage());
+        }
+    }
+
     /// A growable filter's growth is charged, also while other threads
     /// insert; once the entry leaves the map, nothing it grows by is, so
     /// the total comes back to zero.
     #[test]
     fn growth_is_charged_until_the_entry_leaves() {
-        let db = Db::new(0);
+        let db = Arc::new(Db::new(0));
         let spec = Spec {
             capacity: 64,
             rate: 0.01,

@@ -131,6 +131,7 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
         .run(Arc::clone(&shared))
         .await;
     shared.connected.remove(id);
+    crate::cmd::abandon_loads(&shared, id);
     shared.clients.fetch_sub(1, Ordering::SeqCst);
     if let Err(e) = ended {
         let quiet = [

@@ -99,6 +99,20 @@ fn cf_commands_resp2() {
     }
     let exists: i64 = q!(con, "EXISTS", "g");
     assert_eq!(exists, 0, "a refused CF.RESERVE creates nothing");
+    // An option given twice: the first counts, as in RedisBloom.
+    let ok: String = q!(
+        con,
+        "CF.RESERVE",
+        "twice",
+        "1000",
+        "BUCKETSIZE",
+        "2",
+        "BUCKETSIZE",
+        "x"
+    );
+    assert_eq!(ok, "OK");
+    assert_eq!(info_field(con, "twice", "Bucket size"), 2);
+    let _: i64 = q!(con, "DEL", "twice");
 
     // Add, look up, remove.
     let added: i64 = q!(con, "CF.ADD", "f", "apple");
@@ -611,8 +625,40 @@ fn connection_and_server_commands() {
         .as_secs();
     assert!(secs.parse::<u64>().unwrap().abs_diff(now) < 60, "{secs}");
     assert!(micros.parse::<u32>().unwrap() < 1_000_000, "{micros}");
-    assert!(err(con, &["GET", "x"])
-        .starts_with("ERR unknown command 'GET', with args beginning with: 'x'"));
+    assert_eq!(
+        err(con, &["GET", "x", "y"]),
+        "ERR unknown command 'GET', with args beginning with: 'x' 'y' "
+    );
+    // Subcommands: Redis 7's words for a known one with the wrong number of
+    // arguments, and for an unknown one.
+    for (request, error) in [
+        (
+            &["CLIENT", "SETNAME"][..],
+            "ERR wrong number of arguments for 'client|setname' command",
+        ),
+        (
+            &["client", "GETNAME", "x"],
+            "ERR wrong number of arguments for 'client|getname' command",
+        ),
+        (
+            &["CONFIG", "GET"],
+            "ERR wrong number of arguments for 'config|get' command",
+        ),
+        (
+            &["COMMAND", "COUNT", "x"],
+            "ERR wrong number of arguments for 'command|count' command",
+        ),
+        (
+            &["CLIENT", "bogus"],
+            "ERR unknown subcommand 'bogus'. Try CLIENT HELP.",
+        ),
+        (
+            &["config", "bogus"],
+            "ERR unknown subcommand 'bogus'. Try CONFIG HELP.",
+        ),
+    ] {
+        assert_eq!(err(con, request), error, "{request:?}");
+    }
     assert_eq!(
         err(con, &["ECHO"]),
         "ERR wrong number of arguments for 'echo' command"
@@ -981,4 +1027,33 @@ fn loads_being_received_count_against_the_memory_limit() {
         .query::<Value>(con)
         .unwrap_err();
     assert_eq!(error_text(&e), "ERR not found");
+    // A load whose connection closes is dropped with it, and its charge.
+    let ok: String = q!(con, "FLUSHALL");
+    assert_eq!(ok, "OK");
+    {
+        let other = &mut server.connect();
+        let ok: String = cmd("CF.LOADCHUNK")
+            .arg("left")
+            .arg(8)
+            .arg(&announced[..])
+            .query(other)
+            .unwrap();
+        assert_eq!(ok, "OK");
+        let e = err(con, &["CF.RESERVE", "f", "1000000"]);
+        assert!(e.starts_with("ERR Insufficient memory"), "{e}");
+    }
+    let mut fitted = false;
+    for _ in 0..200 {
+        if cmd("CF.RESERVE")
+            .arg("f")
+            .arg(1_000_000)
+            .query::<String>(con)
+            .is_ok()
+        {
+            fitted = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(fitted, "a closed connection's load still held");
 }

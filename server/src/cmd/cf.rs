@@ -51,8 +51,17 @@ pub fn reserve(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     let mut params = Params::default();
     let mut rate = shared.config.error_rate;
     let mut i = 3;
+    // RedisBloom reads the first occurrence of an option and no other.
+    let mut seen = [false; 4];
     while i + 1 < args.len() {
         let (option, value) = (args.get(i), args.get(i + 1));
+        let known = ["BUCKETSIZE", "MAXITERATIONS", "EXPANSION", "ERROR_RATE"];
+        if let Some(k) = known.iter().position(|name| is(option, name)) {
+            if std::mem::replace(&mut seen[k], true) {
+                i += 2;
+                continue;
+            }
+        }
         let set = if is(option, "BUCKETSIZE") {
             bounded("BUCKETSIZE", value, 1..=MAX_BUCKET_SIZE).map(|n| params.bucket_size = n)
         } else if is(option, "MAXITERATIONS") {
@@ -439,20 +448,32 @@ pub fn scandump(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &
     reply.bulk(&dump.bytes[start..end]);
 }
 
-/// A dump `CF.LOADCHUNK` is receiving: the bytes so far, and once its
-/// length is known, that length charged against the memory limit.
-#[derive(Default)]
+/// A dump `CF.LOADCHUNK` is receiving: the bytes so far, once its length is
+/// known that length (and the name) charged against the memory limit, and
+/// the connection that began it, whose end abandons it.
 pub struct Load {
     bytes: Vec<u8>,
     held: Option<Held>,
+    owner: u64,
+}
+
+/// Drops the loads connection `owner` began and did not finish: called when
+/// it closes, so that no half-received dump stays charged, or in memory,
+/// after it.
+pub fn abandon_loads(shared: &Shared, owner: u64) {
+    let mut loads = shared.loads.lock().unwrap_or_else(|e| e.into_inner());
+    if !loads.is_empty() {
+        loads.retain(|_, load| load.owner != owner);
+    }
 }
 
 /// `CF.LOADCHUNK key iterator data`: a chunk of a `CF.SCANDUMP` dump, in
 /// order; the filter appears under `key` once the last chunk has arrived and
 /// the whole has been checked. The length the first chunk announces counts
 /// against the memory limit until then (or until the load is abandoned: a
-/// new load of the name, or `FLUSHALL`).
-pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+/// new load of the name, `FLUSHALL`, or the end of the connection that sent
+/// the first chunk; later chunks may come on any connection).
+pub fn loadchunk(shared: &Shared, owner: u64, args: Args<'_>, reply: &mut Reply<'_>) {
     let (key, data) = (args.get(1), args.get(3));
     let Some(end) = int(args.get(2)).filter(|&p| p > 0) else {
         return reply.error("Invalid position");
@@ -465,7 +486,12 @@ pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
         if shared.db.with(key, |_| ()).is_some() {
             return reply.error("ERR item exists");
         }
-        loads.insert(key.to_vec(), Load::default());
+        let load = Load {
+            bytes: Vec::new(),
+            held: None,
+            owner,
+        };
+        loads.insert(key.to_vec(), load);
     }
     let Some(load) = loads.get_mut(key) else {
         return reply.error("ERR not found");
@@ -488,13 +514,22 @@ pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
             return reply.error("Couldn't load chunk! more bytes than the dump's length");
         }
         if load.held.is_none() {
-            let wanted = usize::try_from(total).unwrap_or(usize::MAX);
+            // The dump and the name the load is kept under.
+            let wanted = usize::try_from(whole)
+                .unwrap_or(usize::MAX)
+                .saturating_add(name_cost(key));
             match shared.db.hold(wanted) {
                 Ok(held) => load.held = Some(held),
                 Err(e) => {
                     loads.remove(key);
                     return reply.error(&e.to_string());
                 }
+            }
+            // Under a limit the length is charged, so it is taken at once
+            // (no doubling past the charge); without one, as bytes arrive.
+            if shared.db.max_memory() > 0 {
+                load.bytes
+                    .reserve_exact((whole as usize).saturating_sub(load.bytes.len()));
             }
         }
     }
@@ -503,25 +538,21 @@ pub fn loadchunk(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     if received < 8 || received < u64::from_le_bytes(head).saturating_add(8) {
         return reply.ok();
     }
-    let Some(Load { bytes, held }) = loads.remove(key) else {
+    let Some(Load { bytes, held, .. }) = loads.remove(key) else {
         return reply.error("ERR not found");
     };
     drop(loads);
-    // The filter is charged in its place from here.
+    let decoded = crate::db::Filter::from_bytes(&bytes[8..]);
+    // The dump's bytes are charged until they are freed; the filter from here.
+    drop(bytes);
     drop(held);
-    match crate::db::Filter::from_bytes(&bytes[8..]) {
-        Ok(filter) => {
-            let bytes = filter.memory_usage() + name_cost(key);
-            if let Err(e) = shared.db.check_memory(bytes) {
-                return reply.error(&e.to_string());
-            }
-            let entry = Entry::new(filter, Params::default(), 0);
-            if shared.db.insert_new(key, entry).1 {
-                reply.ok();
-            } else {
-                reply.error("ERR item exists");
-            }
-        }
-        Err(e) => reply.error(&format!("Couldn't load chunk! {e}")),
+    let new = match decoded {
+        Ok(filter) => shared.db.admit(key, filter, Params::default()),
+        Err(e) => return reply.error(&format!("Couldn't load chunk! {e}")),
+    };
+    match new.map(|new| shared.db.insert_new(key, new).1) {
+        Ok(true) => reply.ok(),
+        Ok(false) => reply.error("ERR item exists"),
+        Err(e) => reply.error(&e.to_string()),
     }
 }

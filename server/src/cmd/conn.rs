@@ -1,7 +1,7 @@
 //! What clients send on connect and around their commands: `PING`, `HELLO`,
 //! `AUTH`, `CLIENT`, `SELECT`.
 
-use super::{int, is, Session, Shared};
+use super::{bad_subcommand, int, is, Session, Shared};
 use crate::frame::{Args, Reply};
 
 /// The Redis version the server says it speaks the protocol of: clients
@@ -173,10 +173,10 @@ pub fn client(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mu
     } else if is(sub, "KILL") {
         reply.error("ERR CLIENT KILL is not supported: a client ends its own connection (QUIT)");
     } else {
-        reply.error(&format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-            String::from_utf8_lossy(sub)
-        ));
+        let known = [
+            "setname", "getname", "id", "setinfo", "no-evict", "no-touch", "reply", "info",
+        ];
+        bad_subcommand(reply, "client", &known, sub);
     }
 }
 

@@ -21,6 +21,8 @@ use crate::db::Db;
 use crate::frame::{Args, Reply};
 use crate::persist::Store;
 
+pub use cf::abandon_loads;
+
 /// What every connection shares.
 pub struct Shared {
     /// The filters.
@@ -38,7 +40,8 @@ pub struct Shared {
     /// The connections open now, for `CLIENT LIST`.
     pub connected: Clients,
     /// Dumps being loaded by `CF.LOADCHUNK`, by name. Only `CF.LOADCHUNK`
-    /// takes this lock (and `FLUSHALL`, which drops them).
+    /// takes this lock, and `FLUSHALL` and a closing connection, which drop
+    /// loads ([`abandon_loads`]).
     pub loads: Mutex<HashMap<Vec<u8>, cf::Load>>,
     /// Notified when a client's `SHUTDOWN` (and its save) is done.
     pub shutdown: tokio::sync::Notify,
@@ -312,7 +315,7 @@ pub fn execute(
         "cf.info" => cf::info(shared, args, &mut reply),
         "cf.debug" => cf::debug(shared, args, &mut reply),
         "cf.scandump" => cf::scandump(shared, session, args, &mut reply),
-        "cf.loadchunk" => cf::loadchunk(shared, args, &mut reply),
+        "cf.loadchunk" => cf::loadchunk(shared, session.id, args, &mut reply),
         "del" | "unlink" => keys::del(shared, args, &mut reply),
         "exists" | "touch" => keys::exists(shared, args, &mut reply),
         "ttl" | "pttl" | "expiretime" | "pexpiretime" => keys::ttl(shared, args, &mut reply),
@@ -361,19 +364,40 @@ pub fn execute(
     Action::Continue
 }
 
-/// Redis's answer to a command it does not know.
+/// Redis's answer to a command it does not know: each argument quoted and
+/// followed by a space, while what is shown stays under 128 bytes.
 fn unknown(reply: &mut Reply<'_>, args: Args<'_>) {
-    let shown = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(128)]).into_owned();
-    let rest: Vec<String> = args
-        .from(1)
-        .take(8)
-        .map(|a| format!("'{}'", shown(a)))
-        .collect();
+    let shown =
+        |b: &[u8], room: usize| String::from_utf8_lossy(&b[..b.len().min(room)]).into_owned();
+    let mut rest = String::new();
+    for arg in args.from(1) {
+        if rest.len() >= 128 {
+            break;
+        }
+        rest += &format!("'{}' ", shown(arg, 128 - rest.len()));
+    }
     reply.error(&format!(
-        "ERR unknown command '{}', with args beginning with: {}",
-        shown(args.get(0)),
-        rest.join(" ")
+        "ERR unknown command '{}', with args beginning with: {rest}",
+        shown(args.get(0), 128),
     ));
+}
+
+/// Redis's answer to a subcommand of `command` it does not run: a known one
+/// (in `known`, lowercase) with the wrong number of arguments, or one it
+/// does not know.
+pub(crate) fn bad_subcommand(reply: &mut Reply<'_>, command: &str, known: &[&str], sub: &[u8]) {
+    let sub_text = String::from_utf8_lossy(&sub[..sub.len().min(128)]);
+    if known.iter().any(|k| is(sub, k)) {
+        reply.error(&format!(
+            "ERR wrong number of arguments for '{command}|{}' command",
+            sub_text.to_ascii_lowercase()
+        ));
+    } else {
+        reply.error(&format!(
+            "ERR unknown subcommand '{sub_text}'. Try {} HELP.",
+            command.to_ascii_uppercase()
+        ));
+    }
 }
 
 /// Whether `arg` is `word`, ignoring ASCII case.

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
-use super::{glob, is, Action, Shared, COMMANDS};
+use super::{bad_subcommand, glob, is, Action, Shared, COMMANDS};
 use crate::db::name_cost;
 use crate::frame::{Args, Reply};
 
@@ -21,7 +21,7 @@ pub fn command(args: Args<'_>, reply: &mut Reply<'_>) {
         return;
     }
     let sub = args.get(1);
-    if is(sub, "COUNT") {
+    if is(sub, "COUNT") && args.len() == 2 {
         reply.integer(COMMANDS.len() as i64);
     } else if is(sub, "INFO") {
         reply.array(args.len() - 2);
@@ -40,10 +40,7 @@ pub fn command(args: Args<'_>, reply: &mut Reply<'_>) {
             reply.bulk(spec.name.as_bytes());
         }
     } else {
-        reply.error(&format!(
-            "ERR unknown subcommand '{}'. Try COMMAND HELP.",
-            String::from_utf8_lossy(sub)
-        ));
+        bad_subcommand(reply, "command", &["count", "info", "docs", "list"], sub);
     }
 }
 
@@ -114,10 +111,7 @@ pub fn config(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
     } else if is(sub, "SET") {
         reply.error("ERR CONFIG SET is not supported: restart the server with the option");
     } else {
-        reply.error(&format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CONFIG HELP.",
-            String::from_utf8_lossy(sub)
-        ));
+        bad_subcommand(reply, "config", &["get", "resetstat"], sub);
     }
 }
 
@@ -234,10 +228,7 @@ pub fn memory(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
             reply.simple(line);
         }
     } else {
-        reply.error(&format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try MEMORY HELP.",
-            String::from_utf8_lossy(sub)
-        ));
+        bad_subcommand(reply, "memory", &["usage", "help"], sub);
     }
 }
 
