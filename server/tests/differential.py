@@ -43,6 +43,9 @@ ONLY_FILTERS = "the server holds only cuckoo filters: no strings, no WRONGTYPE"
 NO_EXPIRY = "filters do not expire; EXPIRE and PEXPIRE are refused with an error"
 DUMP_FORMAT = "dumps are this server's format; its iterators are byte offsets, not RedisBloom's"
 SETINFO = "CLIENT SETINFO is Redis 7.2's; the reference redis-server is 7.0"
+STRICT = "refused here with an error, where RedisBloom or Redis guesses (unknown options, " \
+    "options by their first letter, a negative cursor, bytes after a bulk string)"
+MODULES = "no module is loaded: the CF commands are the server's own"
 ALLOWED = {
     ("cf.reserve", "CF.INFO f"): "CF.INFO adds the fields Capacity and Error rate",
     **{("another type", c): ONLY_FILTERS for c in ("SET k v", "CF.ADD k x", "TYPE k", "CF.EXISTS k x", "GET k")},
@@ -54,7 +57,25 @@ ALLOWED = {
     ("connection", "CONFIG GET maxmemory"): "--maxmemory defaults to half the machine's memory",
     **{("connection", "CLIENT SETINFO " + a): SETINFO for a in ("lib-name mylib", "lib-ver 1.0", "bogus x")},
     **{("cf.info, scandump, loadchunk", "CF.LOADCHUNK " + a): DUMP_FORMAT
-       for a in ("g 1 garbage", "g 2 garbage", "f 1 garbage", "f 99999 garbage", 'f 2 ""')},
+       for a in ("g 1 garbage", "g 2 garbage", "f 1 garbage", "f 99999 garbage", 'f 2 ""', "g -1 x")},
+    # An empty filter dumps as itself (its capacity and rate), where
+    # RedisBloom hands out no chunk and a restore creates nothing.
+    ("cf.info, scandump, loadchunk", "CF.SCANDUMP f 0"): DUMP_FORMAT,
+    ("resp3", "CF.SCANDUMP e 0"): DUMP_FORMAT,
+    ("dump and restore", "EXISTS e2"): DUMP_FORMAT,
+    ("dump and restore", "KEYS *"): DUMP_FORMAT,
+    # Stricter than RedisBloom, with an error that says what is wrong.
+    ("cf.reserve", "CF.RESERVE c7 9223372036854775807"): "both refuse; ours says how much it would take",
+    ("cf.reserve", "CF.RESERVE unk 1000 FOO 1"): STRICT,
+    **{("cf.insert options by first letter", c): STRICT
+       for c in ("CF.INSERT q1 I a", "CF.INSERT q2 NOPE ITEMS a", "CF.INSERT q3 CAP 100 ITEMS a",
+                 "CF.INSERTNX q4 Include a", "KEYS q*")},
+    ("keys", "SCAN -1"): STRICT,
+    ("protocol errors", "raw '*1\\r\\n$4\\r\\nPINGxx\\r\\n'"): STRICT,
+    # RedisBloom looks for its options among all arguments, the key's too.
+    ("cf.reserve", "CF.RESERVE BUCKETSIZE 1000"): "RedisBloom reads the key 'BUCKETSIZE' as the option",
+    ("hello", "HELLO"): MODULES,
+    ("hello", "HELLO 3 AUTH default wrong"): MODULES,
 }
 
 
