@@ -19,13 +19,22 @@
 //!   word are resolved by the take;
 //! - `twin_removed_*`: `insert_if_absent(x)` racing the remove of a live
 //!   item with `x`'s fingerprint and buckets but the other first bucket.
+//! - `if_absent_take_vs_lookup_*`: three threads; the duplicate take is
+//!   announced like any take, so that with a colliding twin's remove it is
+//!   no unseen move (see the model). It checks a lookup, not the end state
+//!   alone.
 //!
 //! Each ends with: at least one `Ok(true)` where the item was absent and not
 //! removed; the pair holds exactly one copy per `Ok(true)` (plus the items
 //! the set-up put in); `len()` agrees with the table
 //! ([`common::assert_holds_exactly`]).
 //!
-//! Mutation seen to fail (LOOM_MAX_PREEMPTIONS=2): the duplicate take by a
+//! Mutations seen to fail. The duplicate take without its announcement
+//! (`Snapshot::announce` in `take_duplicate` a plain load):
+//! `if_absent_take_vs_lookup_roles_swapped` (the lookup spawned), "false
+//! negative: L was live", at LOOM_MAX_PREEMPTIONS=2; both at 3 (the model
+//! runs at CI's 2: at 3 it takes about 30 s on two cores).
+//! At LOOM_MAX_PREEMPTIONS=2: the duplicate take by a
 //! CAS whose expected value need only hold one copy (`take` on the bucket
 //! once two were seen): `two_racers_on_a_path*` fail, both roles, with "x was
 //! absent: one racer must add it" (both racers took, no copy left). Not
@@ -170,4 +179,70 @@ fn twin_removed() {
 #[test]
 fn twin_removed_roles_swapped() {
     twin_removed_during(Roles::RacerOnMain);
+}
+
+/// `insert_if_absent`'s take of a duplicate is a take like a remove's, and
+/// announced like one: without the bump, it and a colliding twin's remove
+/// move a copy unseen.
+///
+/// Set-up: 2 buckets, fingerprints pairing 0 with 1; bucket 1 holds two
+/// other items. `L` has fingerprint `s` and first bucket 1; `K′` has `s` and
+/// first bucket 0. A third thread, spawned first, runs
+/// `insert_if_absent(L)`. The racing work inserts `L` (bucket 1 has two free
+/// slots, bucket 0 four: it goes to 0), raises a flag, inserts `K′` (into
+/// 0) and removes it (from 0, the lower bucket). The checked work: if the
+/// flag is up, `L` is live for the rest of the lookup, and `contains(L)`
+/// (bucket 1 read, then 0) must be true.
+///
+/// The hazard: the lookup's counter read follows the remove's announcement
+/// and its read of bucket 1 precedes the `insert_if_absent`'s put there;
+/// that call then finds two copies in bucket 0 and takes one, the remove
+/// takes the other, and the lookup reads bucket 0 empty. Only the duplicate
+/// take's own bump moves the counter after the lookup read it.
+fn if_absent_take_vs_lookup(roles: Roles) {
+    use loom::sync::atomic::{AtomicBool, Ordering};
+    check(move || {
+        let f = filter(2);
+        let all = fps(&f, 0, 1, 3, &[]);
+        let s = all[0];
+        let mut live = vec![prefill(&f, 1, all[1]), prefill(&f, 1, all[2])];
+        let l = f.hash_for(1, s);
+        let k_twin = f.hash_for(0, s);
+        let f = Arc::new(f);
+        let flag = Arc::new(AtomicBool::new(false));
+        let third = {
+            let f = Arc::clone(&f);
+            loom::thread::spawn(move || f.insert_hash_if_absent(l))
+        };
+        let (g, h) = (Arc::clone(&f), Arc::clone(&f));
+        let raised = Arc::clone(&flag);
+        let churn = move || {
+            g.insert_hash(l).expect("room for L");
+            raised.store(true, Ordering::Release);
+            g.insert_hash(k_twin).expect("room for K′");
+            assert!(g.remove_hash(k_twin), "K′ was just inserted");
+        };
+        let look = move || {
+            if flag.load(Ordering::Acquire) {
+                assert!(h.contains_hash(l), "false negative: L was live");
+            }
+        };
+        race(roles, churn, look);
+        let added = third.join().unwrap().expect("room for L");
+        live.push(l);
+        if added {
+            live.push(l);
+        }
+        assert_holds_exactly(&f, &live);
+    });
+}
+
+#[test]
+fn if_absent_take_vs_lookup_racer_spawned() {
+    if_absent_take_vs_lookup(Roles::RacerSpawned);
+}
+
+#[test]
+fn if_absent_take_vs_lookup_roles_swapped() {
+    if_absent_take_vs_lookup(Roles::RacerOnMain);
 }
