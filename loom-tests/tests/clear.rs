@@ -23,6 +23,10 @@
 //!   insert(x)`: after the clear, bucket 0 holds two counted copies of `x`,
 //!   and the racer's duplicate take must not consume one of them if the sweep
 //!   took its own.
+//! - `unstash_*`: a move out of the stash (`drain_stash`, `x`'s entry into
+//!   bucket 0) races `clear(); insert(x)`: the move's copy is uncounted until
+//!   its take of the entry, and if the sweep took it and the entry, the
+//!   move's fallback would take the copy inserted after the clear.
 //! - `if_absent_paused_*`: the same, with the `insert_if_absent` paused by a
 //!   test hook between its put and its decision until the other thread is
 //!   done, so that the schedule above, which loom's search of `if_absent_*`
@@ -37,7 +41,9 @@
 //!   `relocation_refill*`, both roles, "item inserted after the clear is
 //!   missing" (the mover's fallback took `K2`'s copy after the sweep took its
 //!   extra one); `if_absent_paused*`, both roles, "item inserted after the
-//!   clear lost a copy". `if_absent` and
+//!   clear lost a copy". `unstash*` pass: the sweep takes the move's copy
+//!   in the bucket but keeps its counted entry (`sweep_stash` still asks),
+//!   which the move then takes, so the table loses nothing. `if_absent` and
 //!   `if_absent_roles_swapped` do not fail under this mutation: loom never
 //!   schedules the racer's put before the sweep *and* its duplicate look
 //!   after both inserts (not at bound 3, nor at 100; in a run with the
@@ -46,7 +52,13 @@
 //!   paused models exist; they remain for the free interleavings of the
 //!   decision with the clear and the inserts. The unit test
 //!   `a_clear_between_put_and_decision_keeps_the_uncounted_copy` in
-//!   `src/table/insert.rs` plays the same schedule without loom.
+//!   `src/table/insert.rs` plays the same schedule without loom, and
+//!   `a_clear_keeps_a_busy_stripes_stashed_uncounted_copy` beside it the
+//!   same with the racer's copy in the stash (it fails when `sweep_stash`
+//!   keeps nothing: one copy left of two).
+//! - a move out of the stash outside its stripe's in-flight count (no
+//!   `enter` in `Table::unstash`): `unstash*`, both roles, "item inserted
+//!   after the clear is missing".
 //! - the sweep's load of a word Relaxed instead of Acquire (so that seeing a
 //!   mover's copy no longer makes its in-flight entry visible): `relocation`
 //!   fails, "item inserted after the clear is missing".
@@ -213,4 +225,47 @@ fn if_absent_paused() {
 #[test]
 fn if_absent_paused_roles_swapped() {
     if_absent_across_clear(Roles::RacerOnMain, Pause::UntilDone);
+}
+
+/// A move out of the stash holds an uncounted copy from its put into the
+/// bucket until its take of the entry, as a mover does: `unstash` is in its
+/// stripe's in-flight count for that time, and the sweep keeps the copy.
+///
+/// Set-up: 4 buckets, `x` (pair `{0, 3}`, first bucket 0) in the stash. The
+/// racing work moves the stash into the table (`x`'s copy into bucket 0,
+/// publish, take of the entry); the checked work is `clear(); insert(x)`,
+/// whose copy lands in bucket 0 too. If the sweep took the move's copy and
+/// its entry, the move finds its entry gone and takes one copy of the pair
+/// instead, as a mover's fallback does: the copy inserted after the clear.
+fn unstash_across_clear(roles: Roles) {
+    check(move || {
+        let f = filter(4);
+        let x = f.hash_for(0, common::fp(&f, 0, 3, &[]));
+        f.stash_hash(x);
+        let f = Arc::new(f);
+        let (a, b) = (Arc::clone(&f), Arc::clone(&f));
+        race(
+            roles,
+            move || a.drain_stash(),
+            move || {
+                b.clear();
+                b.insert_hash(x).expect("room after the clear");
+                assert!(
+                    b.contains_hash(x),
+                    "item inserted after the clear is missing"
+                );
+            },
+        );
+        assert_consistent(&f, &[x]);
+    });
+}
+
+#[test]
+fn unstash() {
+    unstash_across_clear(Roles::RacerSpawned);
+}
+
+#[test]
+fn unstash_roles_swapped() {
+    unstash_across_clear(Roles::RacerOnMain);
 }

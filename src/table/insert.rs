@@ -357,4 +357,28 @@ mod tests {
         assert_eq!(copies, 2, "the two counted inserts after the clear");
         assert_eq!(t.len(), 2);
     }
+
+    /// The same schedule with the uncounted copy in the stash (an
+    /// `insert_if_absent` that found no path while a snapshot ran puts it
+    /// there): the sweep keeps a busy stripe's stash entries as it keeps its
+    /// words' fingerprints, so the decision's take leaves the two counted
+    /// copies' worth (one in the bucket, the kept entry standing for the
+    /// other).
+    #[test]
+    fn a_clear_keeps_a_busy_stripes_stashed_uncounted_copy() {
+        let t = Table::<W16>::new(2).unwrap();
+        let pos = t.position(0x5a5a_0000_1234_5678);
+        let in_flight = t.relocations.stripe(pos.i1, pos.i2).enter();
+        t.stash_new(pos);
+        t.clear();
+        t.insert(pos).unwrap();
+        t.insert(pos).unwrap();
+        // The decision: a duplicate in one word, so `Ok(false)`.
+        assert!(t.take_duplicate(pos));
+        drop(in_flight);
+        let mut copies = 0;
+        t.for_each_fingerprint(|_, fp| copies += usize::from(fp == pos.fp));
+        assert_eq!(copies, 2, "the two counted inserts after the clear");
+        assert_eq!(t.len(), 2);
+    }
 }
