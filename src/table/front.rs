@@ -100,8 +100,11 @@ impl Fronts {
     /// are taken: a claim retries only because another snapshot claimed the
     /// slot or chained the block first.
     pub(crate) fn register(&self) -> Front<'_> {
-        // Raised first, so that a mover that loads a front loads `active`
-        // first and finds it raised (Release here, Acquire there).
+        // Raised before the slot is claimed and before the snapshot's first
+        // stripe bump (`advance_all`, AcqRel). A mover that must see this
+        // snapshot is one whose publish (AcqRel) reads that bump, and it then
+        // sees the raise through it; nothing relies on the raise's own
+        // ordering.
         self.active.fetch_add(1, Ordering::AcqRel);
         let mut block = &self.first;
         loop {
@@ -122,8 +125,12 @@ impl Fronts {
     /// a path search to avoid moves a mover would undo.
     #[inline]
     pub(crate) fn any(&self, mut f: impl FnMut(u64) -> bool) -> bool {
-        // Acquire, pairing with `register`'s raise and with the fronts'
-        // Release stores: see the module documentation.
+        // Acquire, pairing with the Release lowering at a snapshot's end
+        // (`Drop for Front`): a mover that reads the count lowered completes
+        // its move after that snapshot's reads. (A raise needs no pairing
+        // here: see `register`. Loom does not explore the load buffering
+        // that Relaxed would allow, so no model fails with it; the argument
+        // stands on its own.)
         if self.active.load(Ordering::Acquire) == 0 {
             return false;
         }
@@ -176,7 +183,9 @@ impl Drop for Fronts {
 impl Front<'_> {
     /// Publishes that the snapshot now reads chunk `chunk` (Release: the
     /// chunks before it were read before this store; a mover that sees it
-    /// completes moves behind it after those reads).
+    /// completes moves behind it after those reads). Loom does not explore
+    /// the load buffering that Relaxed would allow, so no model fails with
+    /// it; the argument stands on its own.
     pub(crate) fn advance(&self, chunk: u64) {
         self.slot.store(chunk + 1, Ordering::Release);
     }
@@ -184,8 +193,10 @@ impl Front<'_> {
 
 impl Drop for Front<'_> {
     fn drop(&mut self) {
-        // Release: the snapshot's reads come before a mover that sees the
-        // slot free completes a move across it.
+        // Release, both: the snapshot's reads come before a mover that sees
+        // the slot free, or the count lowered, completes a move across it.
+        // (As in `advance`, loom cannot fail a Relaxed here: the argument
+        // stands on its own.)
         self.slot.store(0, Ordering::Release);
         self.fronts.active.fetch_sub(1, Ordering::Release);
     }

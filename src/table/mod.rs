@@ -12,8 +12,10 @@
 //!
 //! Invariant (the one `remove` and the relocation fallback maintain): for every
 //! bucket pair and fingerprint, the number of copies in the pair equals the
-//! number of live items with that pair and fingerprint plus the number of
-//! movers between their copy and their clear. Copies of one fingerprint in one
+//! number of live items with that pair and fingerprint, plus the movers
+//! between their copy and their clear (moves out of the stash among them),
+//! plus the `insert_if_absent` calls between their put and their decision
+//! (see [`insert`]). Copies of one fingerprint in one
 //! pair are interchangeable, so it does not matter which copy a remove takes.
 //! A pair's entries in the [`stash`] are copies of it like those in its
 //! buckets.

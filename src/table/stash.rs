@@ -29,10 +29,12 @@
 //! ([`Table::drain_stash`](super::Table::drain_stash)).
 //!
 //! **The count.** The stash's `len` counts the entries present plus the
-//! puts under way: a put raises it before its CAS, a take lowers it after
-//! its CAS (Release), so it is never below the entries present. A search
-//! loads it (Acquire) after its bucket loads and before it reads the pair's
-//! counter again, and two cases need that order:
+//! puts under way: a put raises it (Relaxed) and then CASes its entry in, a
+//! take lowers it after its CAS (Release). No search relies on the order of
+//! a put's raise and its CAS: a search that must find the entry is one that
+//! the put happens before, and it sees the raise with the entry. A search
+//! loads the count (Acquire) after its bucket loads and before it reads the
+//! pair's counter again, and two cases need that order:
 //!
 //! - a move out of the stash (copy into a bucket, publish, take, lower): a
 //!   search that read the bucket before the copy and the count as lowered
@@ -171,16 +173,22 @@ impl Stash {
     /// fingerprint `fp` into an empty entry of its line, or of a line chained
     /// after it, chaining a new line when all are taken: the stash never
     /// refuses, and holds 8 bytes per item put here (9 with the links). The
-    /// count is raised before the CAS (Relaxed: a reader that must see this
-    /// entry is one that this put happens before, and then sees the raise
-    /// too).
+    /// count is raised first, Relaxed; a reader that must see this entry is
+    /// one that this put happens before, and it sees the raise with the
+    /// entry, whichever came first (see the module documentation).
     pub(crate) fn put(&self, lower: u64, fp: u32) {
         self.len.fetch_add(1, Ordering::Relaxed);
         let new = entry(lower, fp);
         let mut line = self.line(lower);
         loop {
             for cell in &line.cells {
-                // AcqRel, as every CAS of a bucket word (see `super`).
+                // AcqRel. Acquire for a growable filter's covering, which reads
+                // every cell by an AcqRel read-modify-write after publishing
+                // its pending summary (`Table::read_fingerprints`): a put that
+                // comes after that read in the cell's order synchronizes with
+                // it, so the inserting thread sees the pending summary and
+                // records its item. Release, as every CAS of a bucket word:
+                // a search that reads the entry sees what came before it.
                 if cell
                     .compare_exchange(0, new, Ordering::AcqRel, Ordering::Acquire)
                     .is_ok()
