@@ -1,9 +1,13 @@
 //! Any bytes a client can send, through the server's request loop as a
-//! connection runs it: parse one request at the front of the buffer, run it,
-//! go on with the rest; a protocol error ends the input, as it closes a
+//! connection runs it: the bytes arrive in pieces (their size set by the
+//! input's last byte); parse one request at the front of what has arrived,
+//! run it, go on with the rest, and parse again once as many bytes are there
+//! as the parser asked for; a protocol error ends the input, as it closes a
 //! connection. Nothing panics or hangs (libFuzzer's timeout), every parse
-//! either moves forward within the buffer or asks for more than it has, and
-//! every request but `SAVE` and `SHUTDOWN` gets its reply at once.
+//! either moves forward within the buffer or asks for more than it has, a
+//! parse that went on from where the pieces before left it finds what a
+//! fresh parse of the same bytes finds, and every request but `SAVE` and
+//! `SHUTDOWN` gets its reply at once.
 //!
 //! One server state serves every input (built once, as a server starts);
 //! each input starts from an empty database and a fresh session. `SAVE` and
@@ -18,7 +22,7 @@ use std::time::Instant;
 use cuckoo_server::cmd::{execute, Action, Session, Shared};
 use cuckoo_server::config::Config;
 use cuckoo_server::db::Db;
-use cuckoo_server::frame::{parse, Args, Parsed};
+use cuckoo_server::frame::{Args, Parsed, Parser};
 use cuckoo_server::persist::Store;
 use libfuzzer_sys::fuzz_target;
 
@@ -48,24 +52,70 @@ fn shared() -> &'static Shared {
     })
 }
 
+/// What a fresh parser makes of `bytes`: the outcome, and the bytes of the
+/// request's arguments (inline ones unescaped).
+fn fresh(bytes: &[u8], shared: &Shared) -> (Parsed, Vec<Vec<u8>>) {
+    let mut bytes = bytes.to_vec();
+    let mut parser = Parser::new();
+    let parsed = parser.parse(&mut bytes, &shared.config.limits);
+    let args = parser
+        .spans()
+        .iter()
+        .map(|s| bytes[s.clone()].to_vec())
+        .collect();
+    (parsed, args)
+}
+
 fuzz_target!(|data: &[u8]| {
     let shared = shared();
     shared.db.clear();
     shared.loads.lock().unwrap().clear();
     let mut session = Session::new(1, true);
-    let mut spans = Vec::new();
+    let mut parser = Parser::new();
     let mut out = Vec::new();
-    // Inline requests are unescaped in place, as in a connection's buffer.
+    let step = data.last().map_or(1, |&b| usize::from(b % 16) + 1);
+    // The bytes as they arrived, before inline requests are unescaped in
+    // place, as in a connection's buffer.
+    let sent = data;
     let data = &mut data.to_vec();
-    let mut at = 0;
-    while at < data.len() {
-        let rest = &mut data[at..];
-        match parse(rest, &shared.config.limits, &mut spans) {
+    // What has arrived; where the unparsed bytes start; how many the parser
+    // needs before it can go on.
+    let (mut arrived, mut at, mut need) = (0, 0, 1);
+    loop {
+        if arrived - at < need {
+            if arrived == data.len() {
+                // All is here, and the parser waits for more: so would a
+                // fresh one.
+                if at < arrived {
+                    let (parsed, _) = fresh(&sent[at..arrived], shared);
+                    assert!(matches!(parsed, Parsed::Incomplete { .. }), "{parsed:?}");
+                }
+                break;
+            }
+            arrived = data.len().min(arrived + step);
+            continue;
+        }
+        let rest = &mut data[at..arrived];
+        let parsed = parser.parse(rest, &shared.config.limits);
+        if !matches!(parsed, Parsed::Incomplete { .. }) {
+            let args: Vec<Vec<u8>> = parser
+                .spans()
+                .iter()
+                .map(|s| rest[s.clone()].to_vec())
+                .collect();
+            let (fresh_parsed, fresh_args) = fresh(&sent[at..arrived], shared);
+            assert!(
+                parsed == fresh_parsed && args == fresh_args,
+                "resumed: {parsed:?} {args:?}; fresh: {fresh_parsed:?} {fresh_args:?}"
+            );
+        }
+        match parsed {
             Parsed::Request(len) => {
                 assert!(len > 0 && len <= rest.len(), "a request of {len} bytes");
+                let spans = parser.spans();
                 assert!(spans.iter().all(|s| s.start <= s.end && s.end <= len));
                 if !spans.is_empty() {
-                    let action = execute(shared, &mut session, Args::new(rest, &spans), &mut out);
+                    let action = execute(shared, &mut session, Args::new(rest, spans), &mut out);
                     // `SAVE` and `SHUTDOWN` are answered by the connection,
                     // after the disk; every other request here.
                     let later = matches!(action, Action::Save | Action::Shutdown { .. });
@@ -76,13 +126,14 @@ fuzz_target!(|data: &[u8]| {
                 }
                 out.clear();
                 at += len;
+                need = 1;
             }
-            Parsed::Incomplete { need } => {
+            Parsed::Incomplete { need: more } => {
                 assert!(
-                    need > rest.len(),
-                    "incomplete, yet it has the {need} bytes it needs"
+                    more > rest.len(),
+                    "incomplete, yet it has the {more} bytes it needs"
                 );
-                break;
+                need = more;
             }
             Parsed::Error(_) => break,
         }

@@ -5,9 +5,11 @@
 //! replies of a pipeline of N requests that arrive together go out in one
 //! `write`, in request order. A client that sends one request at a time
 //! gets each reply at once.
+//!
+//! A request that arrives in many reads is parsed as it comes: the parser
+//! keeps its place between reads.
 
 use std::io;
-use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::{Buf, BytesMut};
@@ -16,7 +18,7 @@ use tokio::net::TcpStream;
 
 use crate::clients::Client;
 use crate::cmd::{self, Action, Session, Shared};
-use crate::frame::{self, Args, Parsed, Reply};
+use crate::frame::{Args, Parsed, Parser, Reply};
 
 /// Replies are written out once this many bytes are waiting, even in the
 /// middle of a pipeline, so that a long pipeline does not pile up memory.
@@ -30,8 +32,9 @@ pub struct Connection {
     stream: TcpStream,
     input: BytesMut,
     output: Vec<u8>,
-    /// Where each argument of the request being run lies in `input`.
-    spans: Vec<Range<usize>>,
+    /// Parses the requests in `input`, and keeps its place in one that has
+    /// not all arrived; where each argument of the request being run lies.
+    parser: Parser,
     session: Session,
     /// Commands run.
     commands: u64,
@@ -57,7 +60,7 @@ impl Connection {
             stream,
             input: BytesMut::with_capacity(16 * 1024),
             output: Vec::with_capacity(16 * 1024),
-            spans: Vec::new(),
+            parser: Parser::new(),
             session,
             commands: 0,
         }
@@ -71,17 +74,16 @@ impl Connection {
             if self.input.len() >= need {
                 let mut at = 0;
                 loop {
-                    let parsed = frame::parse(
-                        &mut self.input[at..],
-                        &shared.config.limits,
-                        &mut self.spans,
-                    );
+                    let parsed = self
+                        .parser
+                        .parse(&mut self.input[at..], &shared.config.limits);
                     match parsed {
                         Parsed::Request(len) => {
-                            let action = if self.spans.is_empty() {
+                            let spans = self.parser.spans();
+                            let action = if spans.is_empty() {
                                 Action::Continue
                             } else {
-                                let args = Args::new(&self.input[at..], &self.spans);
+                                let args = Args::new(&self.input[at..], spans);
                                 let action = cmd::execute(
                                     &shared,
                                     &mut self.session,
@@ -124,7 +126,8 @@ impl Connection {
                         }
                     }
                 }
-                // `need` counts from the first unparsed byte, which is now
+                // `need`, and the place the parser keeps in a request not
+                // all here, count from the first unparsed byte, which is now
                 // the buffer's first.
                 self.input.advance(at);
                 self.flush(&shared).await?;

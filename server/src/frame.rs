@@ -2,9 +2,11 @@
 //!
 //! A request is an array of bulk strings, `*2\r\n$6\r\nCF.ADD\r\n...`, or,
 //! typed by hand (`nc`, `telnet`), an inline line of words, `PING\r\n`.
-//! [`parse`] finds one complete request at the front of the read buffer and
-//! returns where each argument lies in it ([`Args`]): the arguments are never
-//! copied out, so a command runs on the bytes as they were read.
+//! A [`Parser`] finds one complete request at the front of the read buffer
+//! and where each argument lies in it ([`Args`]): the arguments are never
+//! copied out, so a command runs on the bytes as they were read. A request
+//! that arrives in many reads is parsed as it comes, each byte once: the
+//! parser keeps its place between reads.
 //!
 //! Replies are written with [`Reply`] straight into the connection's write
 //! buffer, in RESP2 or, after `HELLO 3`, RESP3 (where maps, booleans and
@@ -17,7 +19,7 @@
 
 use std::ops::Range;
 
-/// The largest request [`parse`] accepts, in its parts.
+/// The largest request a [`Parser`] accepts, in its parts.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     /// The most arguments in one request (Redis: no limit below 2^31;
@@ -44,11 +46,11 @@ impl Default for Limits {
 /// The longest line of a header or of an inline request: Redis's limit too.
 const MAX_LINE: usize = 64 * 1024;
 
-/// What [`parse`] found at the front of the buffer.
+/// What [`Parser::parse`] found at the front of the buffer.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Parsed {
-    /// A request of this many bytes; its arguments are in the `Vec` given to
-    /// `parse` (none for an empty request, which Redis ignores).
+    /// A request of this many bytes; where its arguments lie is in
+    /// [`Parser::spans`] (none for an empty request, which Redis ignores).
     Request(usize),
     /// Not a whole request yet. `need` is the buffer length it needs at least,
     /// when a header has said so: the caller need not parse again before.
@@ -60,32 +62,214 @@ pub enum Parsed {
     Error(String),
 }
 
-/// Parses one request at the front of `buf`, putting where each argument
-/// lies in `buf` into `spans`.
-pub fn parse(buf: &mut [u8], limits: &Limits, spans: &mut Vec<Range<usize>>) -> Parsed {
-    spans.clear();
-    match buf.first() {
-        None => Parsed::Incomplete { need: 1 },
-        Some(b'*') => parse_array(buf, limits, spans),
-        Some(_) => parse_inline(buf, spans),
+/// Parses requests, one at a time, out of the front of a read buffer, and
+/// keeps how far it got into one that has not all arrived, so that each byte
+/// of a request is looked at once however many reads it comes in: a parse
+/// goes on where the last one stopped, never back over the arguments and
+/// header lines already read.
+///
+/// What it keeps is relative to the start of the request, which is the
+/// front of the buffer each call is given.
+#[derive(Debug, Default)]
+pub struct Parser {
+    /// Where each argument read so far lies, from the request's start.
+    spans: Vec<Range<usize>>,
+    /// The arguments the array's header announced; 0 while no header is read.
+    count: usize,
+    /// Where parsing goes on: the next argument's header, or, once that is
+    /// read, its body.
+    at: usize,
+    /// The length of the argument whose header is read and whose body is
+    /// awaited at `at`.
+    bulk: Option<usize>,
+    /// Where the search for the end of the line that starts at `at` (or of
+    /// the inline request) goes on: the bytes from `at` to here hold no `\n`.
+    scanned: usize,
+}
+
+impl Parser {
+    /// A parser with nothing read.
+    pub fn new() -> Self {
+        Parser::default()
+    }
+
+    /// Parses one request at the front of `buf`. After
+    /// [`Incomplete`](Parsed::Incomplete), the next call must be given the
+    /// same bytes at the front, with what has arrived since after them: it
+    /// reads only those. After a [`Request`](Parsed::Request) (whose
+    /// arguments [`spans`](Self::spans) gives) or an
+    /// [`Error`](Parsed::Error), the next call starts a new request.
+    ///
+    /// An inline request's words are unescaped in place, in `buf`.
+    pub fn parse(&mut self, buf: &mut [u8], limits: &Limits) -> Parsed {
+        debug_assert!(buf.len() >= self.at.max(self.scanned), "a shorter buffer");
+        if self.count == 0 {
+            // No argument of an array read yet: what spans holds, if any, is
+            // the last request's.
+            self.spans.clear();
+        }
+        let parsed = match buf.first() {
+            None => Parsed::Incomplete { need: 1 },
+            Some(b'*') => self.parse_array(buf, limits),
+            Some(_) => self.parse_inline(buf),
+        };
+        if !matches!(parsed, Parsed::Incomplete { .. }) {
+            self.count = 0;
+            self.at = 0;
+            self.bulk = None;
+            self.scanned = 0;
+        }
+        parsed
+    }
+
+    /// Where each argument of the request the last [`parse`](Self::parse)
+    /// returned lies in its buffer.
+    pub fn spans(&self) -> &[Range<usize>] {
+        &self.spans
+    }
+
+    /// An array of bulk strings, from where the last call stopped.
+    fn parse_array(&mut self, buf: &[u8], limits: &Limits) -> Parsed {
+        if self.count == 0 {
+            let end = match line_end(buf, 0, &mut self.scanned) {
+                Ok(end) => end,
+                Err(outcome) => return outcome,
+            };
+            self.count = match parse_int(&buf[1..end]) {
+                // `*0` and `*-1` are empty requests: Redis reads and ignores them.
+                Some(n) if n <= 0 => return Parsed::Request(end + 2),
+                Some(n) if n as u64 <= limits.max_args as u64 => n as usize,
+                _ => return Parsed::Error("Protocol error: invalid multibulk length".into()),
+            };
+            // Room for the spans as they are found, not for what the header claims.
+            self.spans.reserve(self.count.min(1024));
+            self.at = end + 2;
+        }
+        // In locals while the arguments come whole; saved when one has not
+        // all arrived.
+        let (count, mut at, mut bulk) = (self.count, self.at, self.bulk.take());
+        while self.spans.len() < count {
+            let len = match bulk {
+                Some(len) => len,
+                None => {
+                    if at >= buf.len() {
+                        self.at = at;
+                        return Parsed::Incomplete { need: at + 1 };
+                    }
+                    examined(1);
+                    if buf[at] != b'$' {
+                        return Parsed::Error(format!(
+                            "Protocol error: expected '$', got '{}'",
+                            char::from(buf[at])
+                        ));
+                    }
+                    let end = match line_end(buf, at, &mut self.scanned) {
+                        Ok(end) => end,
+                        Err(outcome) => {
+                            self.at = at;
+                            return outcome;
+                        }
+                    };
+                    let len = match parse_int(&buf[at + 1..end]) {
+                        Some(n) if n >= 0 && n as u64 <= limits.max_bulk as u64 => n as usize,
+                        _ => return Parsed::Error("Protocol error: invalid bulk length".into()),
+                    };
+                    if end + 2 + len + 2 > limits.max_request {
+                        return Parsed::Error(
+                            "Protocol error: request over the query buffer limit".into(),
+                        );
+                    }
+                    at = end + 2;
+                    len
+                }
+            };
+            let need = at + len + 2;
+            if buf.len() < need {
+                (self.at, self.bulk) = (at, Some(len));
+                return Parsed::Incomplete { need };
+            }
+            examined(2);
+            if &buf[at + len..need] != b"\r\n" {
+                return Parsed::Error(
+                    "Protocol error: expected '\\r\\n' after a bulk string".into(),
+                );
+            }
+            self.spans.push(at..at + len);
+            at = need;
+            bulk = None;
+        }
+        Parsed::Request(at)
+    }
+
+    /// An inline request: a line ended by `\n` (a `\r` before it is dropped),
+    /// split into words as Redis splits it (`sdssplitargs`), so that what works
+    /// typed at Redis works here. Words are separated by spaces; a word may hold
+    /// double-quoted text, with the escapes `\n`, `\r`, `\t`, `\b`, `\a` and
+    /// `\xHH` (a backslash before any other byte stands for that byte), or
+    /// single-quoted text, where only `\'` is an escape; a closing quote must
+    /// end its word.
+    ///
+    /// A word is never longer than its text, so each is written over the line
+    /// in place, front to back, and its span points there. Nothing is written
+    /// before the whole line has arrived.
+    fn parse_inline(&mut self, buf: &mut [u8]) -> Parsed {
+        let limit = buf.len().min(MAX_LINE + 1);
+        let Some(nl) = find_newline(buf, self.scanned, limit) else {
+            if limit > MAX_LINE {
+                return Parsed::Error("Protocol error: too big inline request".into());
+            }
+            self.scanned = limit;
+            return Parsed::Incomplete {
+                need: buf.len() + 1,
+            };
+        };
+        split_inline(buf, nl, &mut self.spans)
     }
 }
 
-/// The line that starts at `at`: its end (the index of its `\r`), or
-/// `Err` with the parse outcome when it is not whole or too long.
-fn line_end(buf: &[u8], at: usize) -> Result<usize, Parsed> {
-    let window = &buf[at..buf.len().min(at + MAX_LINE + 2)];
-    match window.iter().position(|&b| b == b'\n') {
-        Some(nl) if nl > 0 && window[nl - 1] == b'\r' => Ok(at + nl - 1),
+/// The end (the index of the `\r`) of the line that starts at `at`, or
+/// `Err` with the parse outcome when it is not whole or too long. Bytes up
+/// to `scanned`, searched by an earlier call, are not searched again; when
+/// the line is not whole, `scanned` moves to where the search stopped.
+///
+/// Inlined into its two callers: it runs for every header line, most of
+/// them a few bytes long, where a call costs as much as the search.
+#[inline(always)]
+fn line_end(buf: &[u8], at: usize, scanned: &mut usize) -> Result<usize, Parsed> {
+    let limit = buf.len().min(at + MAX_LINE + 2);
+    match find_newline(buf, at.max(*scanned), limit) {
+        Some(nl) if nl > at && buf[nl - 1] == b'\r' => Ok(nl - 1),
         Some(_) => Err(Parsed::Error("Protocol error: expected '\\r\\n'".into())),
-        None if window.len() > MAX_LINE + 1 => {
+        None if limit - at > MAX_LINE + 1 => {
             Err(Parsed::Error("Protocol error: too big request line".into()))
         }
-        None => Err(Parsed::Incomplete {
-            need: buf.len() + 1,
-        }),
+        None => {
+            *scanned = limit;
+            Err(Parsed::Incomplete {
+                need: buf.len() + 1,
+            })
+        }
     }
 }
+
+/// The first `\n` in `buf[from..to]`.
+fn find_newline(buf: &[u8], from: usize, to: usize) -> Option<usize> {
+    let found = buf[from..to].iter().position(|&b| b == b'\n');
+    examined(found.map_or(to - from, |i| i + 1));
+    found.map(|i| from + i)
+}
+
+/// Counts bytes the parser looks at, in unit tests, which check that a
+/// request read in many pieces is looked at once, not again with each piece.
+#[cfg(test)]
+fn examined(n: usize) {
+    tests::EXAMINED.with(|count| count.set(count.get() + n));
+}
+
+/// Counts bytes the parser looks at: only in unit tests.
+#[cfg(not(test))]
+#[inline(always)]
+fn examined(_: usize) {}
 
 /// A decimal integer as RESP writes lengths: optional `-`, digits.
 fn parse_int(digits: &[u8]) -> Option<i64> {
@@ -106,75 +290,10 @@ fn parse_int(digits: &[u8]) -> Option<i64> {
     Some(if negative { -value } else { value })
 }
 
-fn parse_array(buf: &[u8], limits: &Limits, spans: &mut Vec<Range<usize>>) -> Parsed {
-    let end = match line_end(buf, 0) {
-        Ok(end) => end,
-        Err(outcome) => return outcome,
-    };
-    let count = match parse_int(&buf[1..end]) {
-        // `*0` and `*-1` are empty requests: Redis reads and ignores them.
-        Some(n) if n <= 0 => return Parsed::Request(end + 2),
-        Some(n) if n as u64 <= limits.max_args as u64 => n as usize,
-        _ => return Parsed::Error("Protocol error: invalid multibulk length".into()),
-    };
-    // Room for the spans as they are found, not for what the header claims.
-    spans.reserve(count.min(1024));
-    let mut at = end + 2;
-    for _ in 0..count {
-        if at >= buf.len() {
-            return Parsed::Incomplete { need: at + 1 };
-        }
-        if buf[at] != b'$' {
-            return Parsed::Error(format!(
-                "Protocol error: expected '$', got '{}'",
-                char::from(buf[at])
-            ));
-        }
-        let end = match line_end(buf, at) {
-            Ok(end) => end,
-            Err(outcome) => return outcome,
-        };
-        let len = match parse_int(&buf[at + 1..end]) {
-            Some(n) if n >= 0 && n as u64 <= limits.max_bulk as u64 => n as usize,
-            _ => return Parsed::Error("Protocol error: invalid bulk length".into()),
-        };
-        let start = end + 2;
-        let need = start + len + 2;
-        if need > limits.max_request {
-            return Parsed::Error("Protocol error: request over the query buffer limit".into());
-        }
-        if buf.len() < need {
-            return Parsed::Incomplete { need };
-        }
-        if &buf[start + len..need] != b"\r\n" {
-            return Parsed::Error("Protocol error: expected '\\r\\n' after a bulk string".into());
-        }
-        spans.push(start..start + len);
-        at = need;
-    }
-    Parsed::Request(at)
-}
-
-/// An inline request: a line ended by `\n` (a `\r` before it is dropped),
-/// split into words as Redis splits it (`sdssplitargs`), so that what works
-/// typed at Redis works here. Words are separated by spaces; a word may hold
-/// double-quoted text, with the escapes `\n`, `\r`, `\t`, `\b`, `\a` and
-/// `\xHH` (a backslash before any other byte stands for that byte), or
-/// single-quoted text, where only `\'` is an escape; a closing quote must
-/// end its word.
-///
-/// A word is never longer than its text, so each is written over the line
-/// in place, front to back, and its span points there.
-fn parse_inline(buf: &mut [u8], spans: &mut Vec<Range<usize>>) -> Parsed {
-    let window = &buf[..buf.len().min(MAX_LINE + 1)];
-    let Some(nl) = window.iter().position(|&b| b == b'\n') else {
-        if window.len() > MAX_LINE {
-            return Parsed::Error("Protocol error: too big inline request".into());
-        }
-        return Parsed::Incomplete {
-            need: buf.len() + 1,
-        };
-    };
+/// Splits the inline request whose line ends with the `\n` at `nl` into its
+/// words (see [`Parser::parse_inline`]), writing them over the line and
+/// their spans into `spans`.
+fn split_inline(buf: &mut [u8], nl: usize, spans: &mut Vec<Range<usize>>) -> Parsed {
     let end = if nl > 0 && buf[nl - 1] == b'\r' {
         nl - 1
     } else {
@@ -262,7 +381,7 @@ pub struct Args<'a> {
 }
 
 impl<'a> Args<'a> {
-    /// The arguments `spans` of `buf` (as [`parse`] found them).
+    /// The arguments `spans` of `buf` (as [`Parser::parse`] found them).
     pub fn new(buf: &'a [u8], spans: &'a [Range<usize>]) -> Self {
         Args { buf, spans }
     }
@@ -434,12 +553,32 @@ impl<'a> Reply<'a> {
 mod tests {
     use super::*;
 
+    thread_local! {
+        /// Bytes the parser has looked at on this thread (see [`examined`]).
+        pub(super) static EXAMINED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// What a fresh parser makes of `input`, and the arguments it found.
     fn args_of(input: &[u8]) -> (Parsed, Vec<Vec<u8>>) {
-        let mut spans = Vec::new();
+        args_within(input, &Limits::default())
+    }
+
+    /// What a fresh parser makes of `input` under `limits`, and the
+    /// arguments it found.
+    fn args_within(input: &[u8], limits: &Limits) -> (Parsed, Vec<Vec<u8>>) {
         let input = &mut input.to_vec();
-        let parsed = parse(input, &Limits::default(), &mut spans);
-        let args = spans.iter().map(|r| input[r.clone()].to_vec()).collect();
-        (parsed, args)
+        let mut parser = Parser::new();
+        let parsed = parser.parse(input, limits);
+        (parsed, args_in(&parser, input))
+    }
+
+    /// The arguments `parser` found in `buf`, copied out.
+    fn args_in(parser: &Parser, buf: &[u8]) -> Vec<Vec<u8>> {
+        parser
+            .spans()
+            .iter()
+            .map(|r| buf[r.clone()].to_vec())
+            .collect()
     }
 
     #[test]
@@ -520,46 +659,192 @@ mod tests {
             max_bulk: 10,
             max_request: 40,
         };
-        let mut spans = Vec::new();
+        let parse = |buf: &mut Vec<u8>, limits: &Limits| Parser::new().parse(buf, limits);
         assert!(matches!(
-            parse(&mut b"*4\r\n".to_vec(), &limits, &mut spans),
+            parse(&mut b"*4\r\n".to_vec(), &limits),
             Parsed::Error(_)
         ));
         assert!(matches!(
-            parse(&mut b"*1\r\n$11\r\n".to_vec(), &limits, &mut spans),
+            parse(&mut b"*1\r\n$11\r\n".to_vec(), &limits),
             Parsed::Error(_)
         ));
         assert_eq!(
-            parse(&mut b"*1\r\n$10\r\n".to_vec(), &limits, &mut spans),
+            parse(&mut b"*1\r\n$10\r\n".to_vec(), &limits),
             Parsed::Incomplete { need: 21 }
         );
         assert!(matches!(
-            parse(&mut b"*1\r\n$-1\r\n".to_vec(), &limits, &mut spans),
+            parse(&mut b"*1\r\n$-1\r\n".to_vec(), &limits),
             Parsed::Error(_)
         ));
         assert!(matches!(
-            parse(&mut b"*1\r\n:1\r\n".to_vec(), &limits, &mut spans),
+            parse(&mut b"*1\r\n:1\r\n".to_vec(), &limits),
             Parsed::Error(_)
         ));
         assert!(matches!(
-            parse(&mut b"*x\r\n".to_vec(), &limits, &mut spans),
+            parse(&mut b"*x\r\n".to_vec(), &limits),
             Parsed::Error(_)
         ));
         assert!(matches!(
-            parse(&mut b"*1\r\n$1\r\nabc".to_vec(), &limits, &mut spans),
+            parse(&mut b"*1\r\n$1\r\nabc".to_vec(), &limits),
             Parsed::Error(_)
         ));
         let mut long = vec![b'a'; MAX_LINE + 10];
-        assert!(matches!(
-            parse(&mut long, &limits, &mut spans),
-            Parsed::Error(_)
-        ));
+        assert!(matches!(parse(&mut long, &limits), Parsed::Error(_)));
         let mut long = b"*".to_vec();
         long.extend(vec![b'1'; MAX_LINE + 10]);
-        assert!(matches!(
-            parse(&mut long, &limits, &mut spans),
-            Parsed::Error(_)
-        ));
+        assert!(matches!(parse(&mut long, &limits), Parsed::Error(_)));
+    }
+
+    /// A multibulk request of `n` one-byte arguments after `PING`.
+    fn many_args(n: usize) -> Vec<u8> {
+        let mut req = format!("*{}\r\n$4\r\nPING\r\n", n + 1).into_bytes();
+        for _ in 0..n {
+            req.extend_from_slice(b"$1\r\nx\r\n");
+        }
+        req
+    }
+
+    /// Feeds `req` to one parser a byte at a time, parsing after every byte
+    /// (with `every`) or, as a connection does, only once the buffer holds
+    /// what the last parse said it needs; returns the outcome, the
+    /// arguments and the bytes the parser looked at.
+    fn trickle(req: &[u8], every: bool) -> (Parsed, Vec<Vec<u8>>, usize) {
+        let mut buf = req.to_vec();
+        let mut parser = Parser::new();
+        let before = EXAMINED.with(|e| e.get());
+        let mut need = 1;
+        for len in 1..=buf.len() {
+            if !every && len < need {
+                continue;
+            }
+            match parser.parse(&mut buf[..len], &Limits::default()) {
+                Parsed::Incomplete { need: more } => need = more,
+                done => {
+                    let looked = EXAMINED.with(|e| e.get()) - before;
+                    return (done, args_in(&parser, &buf), looked);
+                }
+            }
+        }
+        let looked = EXAMINED.with(|e| e.get()) - before;
+        (Parsed::Incomplete { need }, Vec::new(), looked)
+    }
+
+    #[test]
+    fn a_request_in_pieces_is_looked_at_once() {
+        let req = many_args(2000);
+        for every in [false, true] {
+            let (parsed, args, looked) = trickle(&req, every);
+            assert_eq!(parsed, Parsed::Request(req.len()));
+            assert_eq!(args.len(), 2001);
+            assert_eq!(args[0], b"PING");
+            assert!(args[1..].iter().all(|a| a == b"x"));
+            // Each header byte is searched once for its line's end, and the
+            // `$` and the `\r\n` after a body checked once more: parsing from
+            // the start again with each byte would look at ~10^7.
+            assert!(looked <= 2 * req.len(), "{looked} of {} bytes", req.len());
+        }
+        // A long inline line, and a long argument, arriving a byte at a time.
+        let mut line = b"ECHO ".to_vec();
+        line.extend(std::iter::repeat_n(b'a', 60_000));
+        line.extend_from_slice(b"\r\n");
+        let mut bulk = b"*2\r\n$4\r\nECHO\r\n$60000\r\n".to_vec();
+        bulk.extend(std::iter::repeat_n(b'b', 60_000));
+        bulk.extend_from_slice(b"\r\n");
+        for req in [line, bulk] {
+            let (parsed, args, looked) = trickle(&req, true);
+            assert_eq!(parsed, Parsed::Request(req.len()));
+            assert_eq!(args[1].len(), 60_000);
+            assert!(looked <= req.len(), "{looked} of {} bytes", req.len());
+        }
+    }
+
+    #[test]
+    fn a_resumed_parse_does_not_look_back() {
+        let req = b"*3\r\n$4\r\nECHO\r\n$5\r\nhello\r\n$5\r\nworld\r\n";
+        let mut buf = req.to_vec();
+        let mut parser = Parser::new();
+        let cut = req.len() - 5;
+        assert_eq!(
+            parser.parse(&mut buf[..cut], &Limits::default()),
+            Parsed::Incomplete { need: req.len() }
+        );
+        // What the parser has read already (all but the `*` that says this
+        // is an array) is no longer looked at: spoiling it changes nothing.
+        let read = req.len() - 11;
+        buf[1..read].fill(b'!');
+        assert_eq!(
+            parser.parse(&mut buf, &Limits::default()),
+            Parsed::Request(req.len())
+        );
+        let args = args_in(&parser, &buf);
+        assert_eq!(args.len(), 3);
+        assert_eq!(args[2], b"world");
+        // The next request starts afresh.
+        let mut next = b"*1\r\n$4\r\nPING\r\n".to_vec();
+        assert_eq!(
+            parser.parse(&mut next, &Limits::default()),
+            Parsed::Request(next.len())
+        );
+        assert_eq!(args_in(&parser, &next), vec![b"PING".to_vec()]);
+    }
+
+    #[test]
+    fn pieces_parse_as_the_whole_does() {
+        let limits = Limits {
+            max_args: 4,
+            max_bulk: 10,
+            max_request: 40,
+        };
+        let mut cases: Vec<Vec<u8>> = [
+            &b"*3\r\n$4\r\nECHO\r\n$0\r\n\r\n$10\r\n0123456789\r\nPING\r\n"[..],
+            b"*0\r\n",
+            b"*-1\r\n",
+            b"  ECHO \"a\\x41 b\" 'c\\'d'\r\n",
+            b"ECHO \"a\"b\r\n",
+            b"\r\n",
+            b"*5\r\n",
+            b"*x\r\n",
+            b"*2\r\n$4\r\nECHO\r\n$11\r\n",
+            b"*2\r\n$4\r\nECHO\r\n$-1\r\n",
+            b"*2\r\n$4\r\nECHO\r\n:1\r\n",
+            b"*2\r\n$4\r\nECHO\r\n$2\r\nabc\r\n",
+            b"*2\r\n$4\r\nECHO\r\n$3\r\nabc\n",
+            b"*4\r\n$10\r\n0123456789\r\n$10\r\n0123456789\r\n",
+        ]
+        .iter()
+        .map(|c| c.to_vec())
+        .collect();
+        let mut long = b"*1\r\n$".to_vec();
+        long.extend(std::iter::repeat_n(b'1', MAX_LINE + 10));
+        cases.push(long);
+        let mut long = b"ECHO ".to_vec();
+        long.extend(std::iter::repeat_n(b'a', MAX_LINE + 10));
+        cases.push(long);
+        for case in &cases {
+            let mut buf = case.clone();
+            let mut parser = Parser::new();
+            // Every cut of a short case; of a long one, enough to pass its
+            // line's limit in steps (a fresh parse of each cut is slow).
+            let cuts = (1..=case.len()).filter(|&len| {
+                case.len() < 1000 || len < 30 || len % 1009 == 0 || len + 20 > MAX_LINE
+            });
+            for len in cuts {
+                let parsed = parser.parse(&mut buf[..len], &limits);
+                let args = args_in(&parser, &buf[..len]);
+                assert_eq!(
+                    (parsed, args),
+                    args_within(&case[..len], &limits),
+                    "{:?} cut at {len}",
+                    String::from_utf8_lossy(case)
+                );
+                if !matches!(
+                    args_within(&case[..len], &limits).0,
+                    Parsed::Incomplete { .. }
+                ) {
+                    break;
+                }
+            }
+        }
     }
 
     #[test]

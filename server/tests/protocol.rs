@@ -65,6 +65,55 @@ fn pipelined_requests_are_answered_in_order() {
 }
 
 #[test]
+fn large_requests_sent_in_tiny_pieces_get_their_replies() {
+    let dir = TempDir::new("pieces");
+    let server = Server::start(dir.path(), &[]);
+    let mut s = server.raw();
+    s.set_nodelay(true).unwrap();
+    let got = exchange(&mut s, b"CF.ADD f a\r\nCF.ADD f b\r\n", 8);
+    assert_eq!(got, b":1\r\n:1\r\n");
+    // One request of 30,000 arguments after a short one, an argument of
+    // 100 kB, and a long inline request, in pieces of 3 bytes (so that each
+    // header and argument arrives over several reads).
+    let n = 30_000;
+    let mut request =
+        format!("PING\r\n*{}\r\n$10\r\nCF.MEXISTS\r\n$1\r\nf\r\n", n + 2).into_bytes();
+    let mut expected = format!("+PONG\r\n*{n}\r\n").into_bytes();
+    for i in 0..n {
+        let (item, found) = [("a", 1), ("zz", 0), ("b", 1)][i % 3];
+        request.extend_from_slice(format!("${}\r\n{item}\r\n", item.len()).as_bytes());
+        expected.extend_from_slice(format!(":{found}\r\n").as_bytes());
+    }
+    let long = "x".repeat(100_000);
+    request.extend_from_slice(format!("*2\r\n$4\r\nECHO\r\n$100000\r\n{long}\r\n").as_bytes());
+    expected.extend_from_slice(format!("$100000\r\n{long}\r\n").as_bytes());
+    let words = "y".repeat(60_000);
+    request.extend_from_slice(format!("ECHO {words}\r\n").as_bytes());
+    expected.extend_from_slice(format!("$60000\r\n{words}\r\n").as_bytes());
+    // Replies are read as they come, so that neither side waits on a full
+    // socket buffer.
+    let mut reader = s.try_clone().unwrap();
+    let len = expected.len();
+    let replies = std::thread::spawn(move || read_n(&mut reader, len));
+    for (i, piece) in request.chunks(3).enumerate() {
+        s.write_all(piece).unwrap();
+        // Now and then a pause, so that the server reads the request so far.
+        if i % 2000 == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let got = replies.join().unwrap();
+    assert!(
+        got == expected,
+        "{} bytes of reply, {} expected",
+        got.len(),
+        expected.len()
+    );
+    // The connection goes on as usual.
+    assert_eq!(exchange(&mut s, b"PING\r\n", 7), b"+PONG\r\n");
+}
+
+#[test]
 fn malformed_frames_close_the_connection_with_an_error() {
     let dir = TempDir::new("malformed");
     let server = Server::start(
