@@ -46,6 +46,9 @@ impl Default for Limits {
 /// The longest line of a header or of an inline request: Redis's limit too.
 const MAX_LINE: usize = 64 * 1024;
 
+/// The most spans [`Parser::shrink`] leaves room for: 1 MiB of them.
+const SPANS_KEPT: usize = 1 << 16;
+
 /// What [`Parser::parse`] found at the front of the buffer.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Parsed {
@@ -126,6 +129,16 @@ impl Parser {
     /// returned lies in its buffer.
     pub fn spans(&self) -> &[Range<usize>] {
         &self.spans
+    }
+
+    /// Gives back the room that the spans of a request of many arguments
+    /// took (16 bytes each), unless a request is part-read: between
+    /// requests, once the last one's spans are no longer needed (they are
+    /// gone after it).
+    pub fn shrink(&mut self) {
+        if self.count == 0 && self.spans.capacity() > SPANS_KEPT {
+            self.spans = Vec::new();
+        }
     }
 
     /// An array of bulk strings, from where the last call stopped.
@@ -786,6 +799,36 @@ mod tests {
             Parsed::Request(next.len())
         );
         assert_eq!(args_in(&parser, &next), vec![b"PING".to_vec()]);
+    }
+
+    #[test]
+    fn the_spans_of_a_request_of_many_arguments_are_given_back() {
+        let mut parser = Parser::new();
+        let req = many_args(100_000);
+        let mut buf = req.clone();
+        let cut = req.len() - 3;
+        assert!(matches!(
+            parser.parse(&mut buf[..cut], &Limits::default()),
+            Parsed::Incomplete { .. }
+        ));
+        // Not while the request is part-read.
+        parser.shrink();
+        assert_eq!(parser.spans().len(), 100_000);
+        assert_eq!(
+            parser.parse(&mut buf, &Limits::default()),
+            Parsed::Request(req.len())
+        );
+        assert_eq!(parser.spans().len(), 100_001);
+        parser.shrink();
+        assert_eq!(parser.spans.capacity(), 0);
+        // A request of a few arguments keeps its room.
+        let mut small = many_args(10);
+        assert_eq!(
+            parser.parse(&mut small, &Limits::default()),
+            Parsed::Request(small.len())
+        );
+        parser.shrink();
+        assert_eq!(parser.spans().len(), 11);
     }
 
     #[test]
