@@ -613,6 +613,15 @@ impl Db {
         self.map.pin().keys().cloned().collect()
     }
 
+    /// Runs `f` over the names, in no order, without copying them. Every
+    /// name in the map for the whole call is seen once; one added or
+    /// removed meanwhile may be seen or not. Entries removed while `f` runs
+    /// are not freed before it returns.
+    pub fn with_keys<R>(&self, f: impl FnOnce(&mut dyn Iterator<Item = &[u8]>) -> R) -> R {
+        let map = self.map.pin();
+        f(&mut map.keys().map(|k| &k[..]))
+    }
+
     /// Bytes the filters and their names take now.
     pub fn memory_usage(&self) -> usize {
         let map = self.map.pin();

@@ -7,6 +7,7 @@
 
 mod cf;
 mod conn;
+mod glob;
 mod keys;
 mod server;
 
@@ -20,6 +21,7 @@ use crate::config::Config;
 use crate::db::Db;
 use crate::frame::{Args, Reply};
 use crate::persist::Store;
+pub(crate) use glob::glob;
 
 pub use cf::abandon_loads;
 
@@ -408,92 +410,4 @@ pub(crate) fn is(arg: &[u8], word: &str) -> bool {
 /// `arg` as a decimal integer, as Redis reads one.
 pub(crate) fn int(arg: &[u8]) -> Option<i64> {
     std::str::from_utf8(arg).ok()?.parse().ok()
-}
-
-/// Redis's glob patterns: `*`, `?`, `[...]` (with `^` and ranges), `\`.
-pub(crate) fn glob(pattern: &[u8], text: &[u8]) -> bool {
-    let (mut p, mut t) = (0, 0);
-    // Where to resume after the last `*`: the pattern after it, the text.
-    let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        let step = match pattern.get(p) {
-            Some(b'*') => {
-                star = Some((p + 1, t));
-                p += 1;
-                continue;
-            }
-            Some(b'?') => Some(p + 1),
-            Some(b'[') => class(pattern, p, text[t]),
-            Some(b'\\') if p + 1 < pattern.len() => (pattern[p + 1] == text[t]).then_some(p + 2),
-            Some(&c) => (c == text[t]).then_some(p + 1),
-            None => None,
-        };
-        match (step, star) {
-            (Some(next), _) => {
-                p = next;
-                t += 1;
-            }
-            (None, Some((sp, st))) => {
-                p = sp;
-                t = st + 1;
-                star = Some((sp, st + 1));
-            }
-            (None, None) => return false,
-        }
-    }
-    pattern[p.min(pattern.len())..].iter().all(|&c| c == b'*')
-}
-
-/// Matches `c` against the class that opens at `pattern[at]`; the index
-/// after the class if it matches.
-fn class(pattern: &[u8], at: usize, c: u8) -> Option<usize> {
-    let mut i = at + 1;
-    let negate = pattern.get(i) == Some(&b'^');
-    if negate {
-        i += 1;
-    }
-    let mut matched = false;
-    while i < pattern.len() && pattern[i] != b']' {
-        if pattern[i] == b'\\' && i + 1 < pattern.len() {
-            matched |= pattern[i + 1] == c;
-            i += 2;
-        } else if i + 2 < pattern.len() && pattern[i + 1] == b'-' && pattern[i + 2] != b']' {
-            let (lo, hi) = (
-                pattern[i].min(pattern[i + 2]),
-                pattern[i].max(pattern[i + 2]),
-            );
-            matched |= (lo..=hi).contains(&c);
-            i += 3;
-        } else {
-            matched |= pattern[i] == c;
-            i += 1;
-        }
-    }
-    (matched != negate).then_some((i + 1).min(pattern.len()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob;
-
-    #[test]
-    fn globs() {
-        for (p, t, m) in [
-            ("*", "", true),
-            ("*", "abc", true),
-            ("a*", "abc", true),
-            ("a*c", "abbbc", true),
-            ("a*c", "abbb", false),
-            ("h?llo", "hello", true),
-            ("h[ae]llo", "hallo", true),
-            ("h[^e]llo", "hello", false),
-            ("h[a-b]llo", "hbllo", true),
-            ("*b*", "aaa", false),
-            ("a\\*", "a*", true),
-            ("a\\*", "ab", false),
-            ("[", "a", false),
-        ] {
-            assert_eq!(glob(p.as_bytes(), t.as_bytes()), m, "{p} {t}");
-        }
-    }
 }
