@@ -526,6 +526,126 @@ fn key_commands() {
     assert_eq!(v, Value::Nil);
 }
 
+/// Creates a filter under each of `names`, in one pipeline.
+fn reserve_all(con: &mut Connection, names: impl IntoIterator<Item = String>) {
+    let mut pipe = redis::pipe();
+    for name in names {
+        pipe.cmd("CF.RESERVE").arg(name).arg(10).ignore();
+    }
+    pipe.query::<()>(con).unwrap();
+}
+
+/// The names one `SCAN` call returns, and the next cursor.
+fn scan_once(con: &mut Connection, cursor: &str, count: usize) -> (String, Vec<String>) {
+    q!(con, "SCAN", cursor, "COUNT", count.to_string())
+}
+
+/// Names long enough that a connection's SCAN cache holds about a
+/// thousand: an iteration over a few thousand walks the map several times.
+fn long_name(kind: &str, i: usize) -> String {
+    format!("{kind}:{i:0>200}")
+}
+
+#[test]
+fn scan_returns_every_key_present_throughout() {
+    let dir = TempDir::new("scan-all");
+    let server = Server::start(dir.path(), &[]);
+    let cons = &mut [server.connect(), server.connect()];
+    reserve_all(&mut cons[0], (0..3000).map(|i| long_name("stay", i)));
+    reserve_all(&mut cons[0], (0..500).map(|i| long_name("gone", i)));
+    let mut seen = std::collections::HashSet::new();
+    let (mut cursor, mut calls, mut added) = ("0".to_string(), 0, 0);
+    loop {
+        // The cursor passes from one connection to the other now and then.
+        let con = &mut cons[calls / 40 % 2];
+        let (next, batch) = scan_once(con, &cursor, 7);
+        assert!(batch.len() <= 8, "{}", batch.len());
+        seen.extend(batch);
+        calls += 1;
+        cursor = next;
+        if cursor == "0" {
+            break;
+        }
+        // Keys come and go meanwhile.
+        if calls % 25 == 0 {
+            reserve_all(con, (added..added + 20).map(|i| long_name("new", i)));
+            added += 20;
+            let gone = long_name("gone", calls / 25);
+            let _: i64 = q!(con, "DEL", gone);
+        }
+    }
+    for i in 0..3000 {
+        assert!(seen.contains(&long_name("stay", i)), "stay:{i} missed");
+    }
+    assert!(seen
+        .iter()
+        .all(|k| k.starts_with("stay:") || k.starts_with("gone:") || k.starts_with("new:")));
+    assert!((3000 / 7..=4500 / 7).contains(&calls), "{calls} calls");
+}
+
+/// A connection's SCAN cache serves only the iterations that began before
+/// it was filled: a cursor of a later iteration, from another connection,
+/// sees the keys added since.
+#[test]
+fn scan_cache_does_not_serve_a_later_iteration() {
+    let dir = TempDir::new("scan-later");
+    let server = Server::start(dir.path(), &[]);
+    let (a, b) = (&mut server.connect(), &mut server.connect());
+    reserve_all(a, (0..1000).map(|i| long_name("old", i)));
+    // `a` walks the map and caches what follows its first key.
+    let (cached_from, first) = scan_once(a, "0", 1);
+    assert_eq!(first.len(), 1);
+    // Keys added past the cache's start (SCAN's order: the hash of the
+    // name, std's `DefaultHasher` with its fixed keys), so that the later
+    // iteration's cursor is one the cache holds names for.
+    let hash = |name: &String| {
+        std::hash::BuildHasher::hash_one(
+            &std::hash::BuildHasherDefault::<std::hash::DefaultHasher>::default(),
+            name.as_bytes(),
+        )
+    };
+    let cached_from: u64 = cached_from.parse().unwrap();
+    let new: Vec<String> = (0..2000)
+        .map(|i| long_name("new", i))
+        .filter(|name| hash(name) > cached_from)
+        .collect();
+    reserve_all(a, new.iter().cloned());
+    // A new iteration, begun on `b`, goes on on `a`.
+    let (mut cursor, mut seen) = scan_once(b, "0", 1);
+    assert_eq!((&cursor.parse().unwrap(), &seen), (&cached_from, &first));
+    while cursor != "0" {
+        let (next, batch) = scan_once(a, &cursor, 50);
+        seen.extend(batch);
+        cursor = next;
+    }
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 1000 + new.len());
+}
+
+#[test]
+fn flushall_and_reset_drop_the_scan_cache() {
+    let dir = TempDir::new("scan-flush");
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    for reset in ["FLUSHALL", "RESET"] {
+        let _: () = q!(con, "FLUSHALL");
+        reserve_all(con, (0..100).map(|i| format!("before:{i}")));
+        let (cursor, _) = scan_once(con, "0", 1);
+        // The names cached are deleted, on another connection for RESET.
+        let _: String = q!(con, reset);
+        if reset == "RESET" {
+            let _: () = q!(&mut server.connect(), "FLUSHALL");
+        }
+        reserve_all(con, (0..100).map(|i| format!("after:{i}")));
+        let (_, batch) = scan_once(con, &cursor, 1000);
+        assert!(
+            batch.iter().all(|k| k.starts_with("after:")),
+            "{reset}: {batch:?}"
+        );
+    }
+}
+
 #[test]
 fn connection_and_server_commands() {
     let dir = TempDir::new("conn");

@@ -5,10 +5,13 @@
 //! `EXPIRE` and its kin are refused, so that a client that counts on a key
 //! going away is told at once rather than finding it still there.
 
+use std::collections::BinaryHeap;
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::glob::{Glob, TooComplex, Work};
-use super::{int, is, Shared};
+use super::{int, is, Session, Shared};
+use crate::db::Held;
 use crate::frame::{Args, Reply};
 
 /// The type name `TYPE` gives a filter: RedisBloom's.
@@ -75,6 +78,10 @@ pub fn type_of(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
 /// Work (in [`Work`]'s units) a command does on its worker thread before
 /// it moves off it ([`off_worker`]): a few hundred microseconds.
 const INLINE_WORK: u64 = 1 << 18;
+
+/// Names a command walks on its worker thread; one that walks more does it
+/// off the worker.
+const INLINE_NAMES: usize = 16 * 1024;
 
 /// Pattern bytes compiled on the worker thread; a longer pattern (whose
 /// tables can take milliseconds to build) is compiled and matched off it.
@@ -210,16 +217,131 @@ pub fn keys(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
 }
 
 /// The order `SCAN` walks the keys in: a fixed hash of each name, the same
-/// in every call, so that a cursor (the hash to go on from) stays valid as
-/// keys come and go.
+/// in every call and on every connection, so that a cursor (the hash to go
+/// on from) stays valid as keys come and go.
 fn scan_hash(key: &[u8]) -> u64 {
     BuildHasherDefault::<DefaultHasher>::default().hash_one(key)
 }
 
+/// Bytes a connection's [`ScanCache`] may take (names, and 16 bytes more
+/// each), charged against the memory limit while it is kept.
+const CACHE_BYTES: usize = 256 * 1024;
+
+/// What a name costs in a [`ScanCache`].
+fn cache_cost(name: &[u8]) -> usize {
+    name.len() + 16
+}
+
+/// Counts `SCAN 0` calls, the starts of iterations, on every connection. A
+/// [`ScanCache`] serves only while this count is what it was when the
+/// cache's walk began: then every iteration under way began before that
+/// walk, so a key present for all of such an iteration was in the map for
+/// all of the walk, and was seen. (Process-wide: a second server in the same process, as in tests,
+/// only makes caches start over more often.)
+static ITERATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// The names a connection's next `SCAN` calls return: those the walk of its
+/// last uncached call found past what that call returned, sorted by hash,
+/// as many as [`CACHE_BYTES`] holds. A later call is served from it,
+/// without walking the map again, while its cursor lies within the hashes
+/// the walk covered and no iteration started since ([`ITERATIONS`]). Names
+/// deleted after the walk may still be returned from it, and names added
+/// after it are not: SCAN allows both for keys that are not present for the
+/// whole iteration.
+pub struct ScanCache {
+    /// The names' hashes, ascending.
+    hashes: Vec<u64>,
+    /// Where each name ends in `names`.
+    ends: Vec<usize>,
+    /// The names, end to end.
+    names: Vec<u8>,
+    /// The cursors it answers: from its first hash up to `limit`, the first
+    /// hash the walk left out (`None`: none, it holds the rest of the order).
+    limit: Option<u64>,
+    /// [`ITERATIONS`] before its walk began.
+    started: u64,
+    /// Its bytes, charged against the memory limit.
+    _held: Held,
+}
+
+impl ScanCache {
+    /// Whether it answers `cursor`.
+    fn answers(&self, cursor: u64) -> bool {
+        self.started == ITERATIONS.load(Ordering::SeqCst)
+            && self.hashes.first().is_some_and(|&h| h <= cursor)
+            && self.limit.is_none_or(|limit| cursor < limit)
+    }
+
+    /// Name `i`.
+    fn name(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.names[start..self.ends[i]]
+    }
+}
+
+/// How many of `hashes` (ascending) a call returns: `count`, and every one
+/// that ties the last of them, so that the next cursor is past them all.
+fn batch_len(hashes: impl Iterator<Item = u64>, count: usize) -> usize {
+    let mut taken = 0;
+    let mut last = None;
+    for h in hashes {
+        if taken >= count && last != Some(h) {
+            break;
+        }
+        taken += 1;
+        last = Some(h);
+    }
+    taken
+}
+
+/// One walk over the names and their hashes: those hashed from `cursor`
+/// on, sorted, the `count` smallest (with any that tie the last) and as
+/// many after them as [`CACHE_BYTES`] holds; and the first hash left out,
+/// if any was. A bounded heap of the smallest, so that the walk copies
+/// nothing and costs `O(names · log kept)`.
+fn walk<'k>(
+    hashed: impl Iterator<Item = (u64, &'k [u8])>,
+    cursor: u64,
+    count: usize,
+) -> (Vec<(u64, &'k [u8])>, Option<u64>) {
+    let mut heap: BinaryHeap<(u64, &[u8])> = BinaryHeap::new();
+    let mut bytes = 0;
+    let mut limit = None;
+    for (h, name) in hashed {
+        if h < cursor || limit.is_some_and(|limit| h >= limit) {
+            continue;
+        }
+        heap.push((h, name));
+        bytes += cache_cost(name);
+        // Over the bound: drop the greatest hash with all that tie it, so
+        // that what is kept covers every hash below the new limit, unless
+        // that would leave fewer than this call returns.
+        while heap.len() > count && bytes > CACHE_BYTES {
+            let Some(greatest) = heap.pop() else { break };
+            // Ties are rare (a 64-bit hash): collected only when there are.
+            let mut ties = Vec::new();
+            while let Some(entry) = heap.peek().filter(|e| e.0 == greatest.0).copied() {
+                heap.pop();
+                ties.push(entry);
+            }
+            if heap.len() < count {
+                heap.push(greatest);
+                heap.extend(ties);
+                break;
+            }
+            bytes -= cache_cost(greatest.1) + ties.iter().map(|e| cache_cost(e.1)).sum::<usize>();
+            limit = Some(greatest.0);
+        }
+    }
+    (heap.into_sorted_vec(), limit)
+}
+
 /// `SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]`. Every key present
-/// from the first call to the last is returned, once; keys added or deleted
-/// meanwhile may be returned or not.
-pub fn scan(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+/// from the first call (cursor 0) to the last is returned; keys added or
+/// deleted meanwhile may be returned or not. A call walks every name once
+/// (or none, served from the connection's [`ScanCache`]), and copies only
+/// those it returns or caches.
+pub fn scan(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut Reply<'_>) {
     let Some(cursor) = std::str::from_utf8(args.get(1))
         .ok()
         .and_then(|s| s.parse::<u64>().ok())
@@ -250,24 +372,70 @@ pub fn scan(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
         }
         i += 2;
     }
-    let mut keys: Vec<(u64, Box<[u8]>)> = shared
-        .db
-        .keys()
-        .into_iter()
-        .map(|k| (scan_hash(&k), k))
-        .filter(|(h, _)| *h >= cursor)
-        .collect();
-    keys.sort_unstable();
-    // `count` keys, and every key that shares a hash with the last of them,
-    // so that the next cursor starts past them all.
-    let mut take = keys.len().min(count);
-    while take < keys.len() && take > 0 && keys[take].0 == keys[take - 1].0 {
-        take += 1;
+    if cursor == 0 {
+        ITERATIONS.fetch_add(1, Ordering::SeqCst);
     }
-    let next = keys.get(take).map_or(0, |(h, _)| *h);
-    let glob = pattern.map(Glob::new);
-    let names = &mut keys[..take].iter().map(|(_, k)| &k[..]).filter(|_| type_ok);
-    answer(reply, next, matching(glob.as_ref(), names));
+    if !session.scan.as_ref().is_some_and(|c| c.answers(cursor)) {
+        session.scan = None;
+    }
+    let walks = session.scan.is_none() && shared.db.len() > INLINE_NAMES;
+    let mut run = |reply: &mut Reply<'_>| {
+        let glob = pattern.map(Glob::new);
+        let glob = glob.as_ref();
+        if let Some(cache) = &session.scan {
+            let start = cache.hashes.partition_point(|&h| h < cursor);
+            let end = start + batch_len(cache.hashes[start..].iter().copied(), count);
+            let next = match cache.hashes.get(end) {
+                Some(&h) => h,
+                None => cache.limit.unwrap_or(0),
+            };
+            let names = &mut (start..end).map(|i| cache.name(i)).filter(|_| type_ok);
+            answer(reply, next, matching(glob, names));
+            if end == cache.hashes.len() {
+                session.scan = None;
+            }
+            return;
+        }
+        let started = ITERATIONS.load(Ordering::SeqCst);
+        shared.db.with_keys(|names| {
+            let hashed = Warmed::new(names).map(|name| (scan_hash(name), name));
+            let (sorted, limit) = walk(hashed, cursor, count);
+            let end = batch_len(sorted.iter().map(|e| e.0), count);
+            let next = match sorted.get(end) {
+                Some(&(h, _)) => h,
+                None => limit.unwrap_or(0),
+            };
+            let names = &mut sorted[..end].iter().map(|e| e.1).filter(|_| type_ok);
+            answer(reply, next, matching(glob, names));
+            let rest = &sorted[end..];
+            if rest.is_empty() {
+                return;
+            }
+            // Kept only where the memory limit has room for it.
+            let bytes: usize = rest.iter().map(|e| cache_cost(e.1)).sum();
+            if let Ok(held) = shared.db.hold(bytes) {
+                let mut ends = Vec::with_capacity(rest.len());
+                let mut all = Vec::with_capacity(bytes - 16 * rest.len());
+                for (_, name) in rest {
+                    all.extend_from_slice(name);
+                    ends.push(all.len());
+                }
+                session.scan = Some(ScanCache {
+                    hashes: rest.iter().map(|e| e.0).collect(),
+                    ends,
+                    names: all,
+                    limit,
+                    started,
+                    _held: held,
+                });
+            }
+        })
+    };
+    if walks || pattern.is_some_and(|p| p.len() > INLINE_PATTERN) {
+        off_worker(|| run(reply))
+    } else {
+        run(reply)
+    }
 }
 
 /// Writes `SCAN`'s reply: the next cursor and the batch (or the error).
@@ -291,10 +459,11 @@ fn answer(reply: &mut Reply<'_>, next: u64, batch: (Result<Vec<&[u8]>, TooComple
 }
 
 /// `FLUSHALL [ASYNC|SYNC]` and `FLUSHDB`.
-pub fn flush(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
+pub fn flush(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut Reply<'_>) {
     if args.len() > 2 || args.from(1).any(|a| !is(a, "ASYNC") && !is(a, "SYNC")) {
         return reply.error("ERR syntax error");
     }
+    session.scan = None;
     shared.db.clear();
     shared
         .loads
@@ -306,7 +475,69 @@ pub fn flush(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::off_worker;
+    use super::{batch_len, cache_cost, off_worker, walk, CACHE_BYTES};
+
+    /// A small deterministic generator (xorshift64*).
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) % n
+        }
+    }
+
+    /// A whole iteration as `SCAN` runs it over a fixed set: a walk, its
+    /// batch, then the rest of what it kept in batches (the cache), then a
+    /// walk from its limit. Hashes drawn from a small range tie often, and
+    /// names long enough that a walk keeps only some of them: every entry
+    /// comes back once, and what a walk keeps stays within its bound.
+    #[test]
+    fn walks_return_every_entry_once_ties_included() {
+        let mut rng = Rng(7);
+        for round in 0..200 {
+            let n = rng.below(300) as usize;
+            let entries: Vec<(u64, Vec<u8>)> = (0..n)
+                .map(|i| {
+                    let len = rng.below(if round % 2 == 0 { 40_000 } else { 50 }) as usize;
+                    (1 + rng.below(100), format!("{i:>len$}").into_bytes())
+                })
+                .collect();
+            let count = 1 + rng.below(20) as usize;
+            let mut returned = Vec::new();
+            let mut cursor = 0;
+            loop {
+                let (kept, limit) = walk(entries.iter().map(|(h, k)| (*h, &k[..])), cursor, count);
+                assert!(kept.windows(2).all(|w| w[0].0 <= w[1].0));
+                // Everything from the cursor below the limit, nothing past.
+                let due = entries
+                    .iter()
+                    .filter(|(h, _)| *h >= cursor && limit.is_none_or(|l| *h < l))
+                    .count();
+                assert_eq!(kept.len(), due);
+                let first = batch_len(kept.iter().map(|e| e.0), count);
+                let bytes: usize = kept.iter().map(|e| cache_cost(e.1)).sum();
+                assert!(bytes <= CACHE_BYTES || kept.len() == first, "{bytes}");
+                let mut at = 0;
+                while at < kept.len() {
+                    let take = batch_len(kept[at..].iter().map(|e| e.0), count);
+                    assert!(take >= count.min(kept.len() - at));
+                    returned.extend(kept[at..at + take].iter().map(|e| e.1.to_vec()));
+                    at += take;
+                }
+                match limit {
+                    Some(l) => cursor = l,
+                    None => break,
+                }
+            }
+            let mut expected: Vec<Vec<u8>> = entries.into_iter().map(|e| e.1).collect();
+            expected.sort();
+            returned.sort();
+            assert_eq!(returned, expected, "round {round}");
+        }
+    }
 
     /// In place without a runtime (the fuzz target) and on a current-thread
     /// runtime; off the worker on a multi-thread one.

@@ -114,6 +114,8 @@ pub struct Session {
     pub client: Option<Arc<Client>>,
     /// The snapshot `CF.SCANDUMP` is handing out: the filter's name and bytes.
     pub dump: Option<cf::Dump>,
+    /// The names its next `SCAN` calls come from, if its last one left some.
+    pub scan: Option<keys::ScanCache>,
 }
 
 impl Session {
@@ -127,6 +129,7 @@ impl Session {
             lib: [None, None],
             client: None,
             dump: None,
+            scan: None,
         }
     }
 
@@ -327,8 +330,8 @@ pub fn execute(
         "type" => keys::type_of(shared, args, &mut reply),
         "dbsize" => reply.integer(shared.db.len() as i64),
         "keys" => keys::keys(shared, args, &mut reply),
-        "scan" => keys::scan(shared, args, &mut reply),
-        "flushall" | "flushdb" => keys::flush(shared, args, &mut reply),
+        "scan" => keys::scan(shared, session, args, &mut reply),
+        "flushall" | "flushdb" => keys::flush(shared, session, args, &mut reply),
         "ping" => conn::ping(args, &mut reply),
         "echo" => reply.bulk(args.get(1)),
         "hello" => {
@@ -346,6 +349,7 @@ pub fn execute(
             session.resp3 = false;
             session.name = None;
             session.dump = None;
+            session.scan = None;
             session.authenticated = shared.config.requirepass.is_none();
             session.republish(shared);
             reply.set_resp3(false);
