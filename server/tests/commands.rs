@@ -646,6 +646,23 @@ fn flushall_and_reset_drop_the_scan_cache() {
     }
 }
 
+/// RANDOMKEY walks to the name it draws: over many draws, each comes up.
+#[test]
+fn randomkey_draws_every_key() {
+    let dir = TempDir::new("randomkey");
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    reserve_all(con, (0..5).map(|i| format!("k{i}")));
+    let mut drawn = std::collections::HashSet::new();
+    for _ in 0..500 {
+        let name: String = q!(con, "RANDOMKEY");
+        drawn.insert(name);
+    }
+    let mut drawn: Vec<String> = drawn.into_iter().collect();
+    drawn.sort();
+    assert_eq!(drawn, ["k0", "k1", "k2", "k3", "k4"]);
+}
+
 #[test]
 fn connection_and_server_commands() {
     let dir = TempDir::new("conn");

@@ -56,15 +56,36 @@ pub fn expire(args: Args<'_>, reply: &mut Reply<'_>) {
     ));
 }
 
-/// `RANDOMKEY`: a name drawn at random, or nil when there is none.
+/// `RANDOMKEY`: a name drawn at random, or nil when there is none. It walks
+/// the names up to the one drawn, copying none of them.
 pub fn randomkey(shared: &Shared, reply: &mut Reply<'_>) {
-    let keys = shared.db.keys();
-    if keys.is_empty() {
+    let len = shared.db.len();
+    if len == 0 {
         return reply.null();
     }
     // A fresh random seed per call (the standard library's per-map keys).
-    let draw = std::hash::RandomState::new().hash_one(keys.len());
-    reply.bulk(&keys[(draw % keys.len() as u64) as usize]);
+    let draw = std::hash::RandomState::new().hash_one(len) % len as u64;
+    let pick = |reply: &mut Reply<'_>| {
+        shared.db.with_keys(|names| {
+            // The drawn one, or the last there is if names went meanwhile.
+            let mut last = None;
+            for (i, name) in names.enumerate() {
+                last = Some(name);
+                if i as u64 == draw {
+                    break;
+                }
+            }
+            match last {
+                Some(name) => reply.bulk(name),
+                None => reply.null(),
+            }
+        })
+    };
+    if len <= INLINE_NAMES {
+        pick(reply)
+    } else {
+        off_worker(|| pick(reply))
+    }
 }
 
 /// `TYPE key`.
