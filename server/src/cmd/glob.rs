@@ -15,50 +15,40 @@
 //! [`Glob`] compiles a pattern once for all the names a command matches.
 //! The anchored segments cost their length; a middle segment of plain bytes
 //! is found with `memchr`'s `memmem` (linear in the name); one with `?` or
-//! classes by a bit-parallel shift-and (a word of state for each 64 of its
-//! tokens, updating only the words that hold a partial match), or, when its
-//! tables would not fit [`TABLE_WORDS`], by comparing at each position. Those
-//! two can cost up to the name's length times the segment's: that work is
-//! counted against a [`Work`] budget, and a match that would spend more
-//! fails with [`TooComplex`] rather than keep a client waiting without end.
+//! classes is compared at each position, which can cost the name's length
+//! times the segment's. That work is counted against a [`Work`] budget, and
+//! a match that would spend more fails with [`TooComplex`] rather than keep
+//! a client waiting without end.
 //!
-//! A compiled pattern takes 3 bytes a token, and at most 2 MiB of classes
-//! and [`TABLE_WORDS`] of tables; one with more distinct classes than a
-//! token can name is matched as written, with no memory ([`raw`]).
+//! A compiled pattern takes up to 9 bytes a token, 48 a segment (and its
+//! allocations) and 32 a distinct class.
 
 use std::collections::HashMap;
-use std::ops::Range;
-
-/// Token values, one `u16` a token: a byte (`0..=255`) matches itself.
-const ANY: u16 = 256;
-/// A run of `*` (compiled as one).
-const STAR: u16 = 257;
-/// The first class: `SET0 + k` is `sets[k]`.
-const SET0: u16 = 258;
-/// Distinct classes a compiled pattern can hold; a pattern with more is
-/// matched as written ([`raw`]).
-const MAX_SETS: usize = (u16::MAX - SET0) as usize + 1;
-
-/// Words (of 64 bits) the shift-and tables of one pattern may take, all
-/// together: 8 MiB, enough for segments of 262,144 wildcard-bearing tokens.
-/// Segments past it are compared at each position.
-const TABLE_WORDS: usize = 1 << 20;
 
 /// A set of bytes, one bit each.
 type Set = [u64; 4];
 
+/// A compiled token other than `*`: each matches exactly one byte.
+#[derive(Clone, Copy)]
+enum Tok {
+    /// This byte (also a class of one byte).
+    Byte(u8),
+    /// Any byte: `?`, or a class of all of them.
+    Any,
+    /// A byte of the class at this index in [`Glob::sets`].
+    Class(u32),
+}
+
 /// The wildcard-search work one command may still do, past a unit a byte of
 /// the names searched (the linear part, which every `KEYS` pays in any
-/// case): a unit is a word of shift-and state or a byte compared, a
-/// nanosecond or less.
+/// case): a unit is a token compared, a nanosecond or less.
 pub(crate) struct Work {
     left: u64,
 }
 
 impl Work {
     /// What one command may spend matching: about a second of one core.
-    /// Only wildcard segments past 64 tokens, searched in long names,
-    /// spend anything.
+    /// Only middle segments with wildcards spend anything.
     pub(crate) const LIMIT: u64 = 1 << 31;
 
     /// A budget of `units`.
@@ -66,19 +56,10 @@ impl Work {
         Work { left: units }
     }
 
-    /// Spends `units`; an error once the budget is gone.
-    #[inline]
+    /// Spends `units`; an error, spending nothing, where fewer are left.
     fn spend(&mut self, units: u64) -> Result<(), TooComplex> {
-        match self.left.checked_sub(units) {
-            Some(left) => {
-                self.left = left;
-                Ok(())
-            }
-            None => {
-                self.left = 0;
-                Err(TooComplex)
-            }
-        }
+        self.left = self.left.checked_sub(units).ok_or(TooComplex)?;
+        Ok(())
     }
 }
 
@@ -92,372 +73,195 @@ impl TooComplex {
         "ERR pattern too complex: matching it against these keys would take too long";
 }
 
+/// A run of tokens between two `*` (or a `*` and an end of the pattern).
+struct Segment {
+    /// Its tokens; empty where a `*` starts or ends the pattern.
+    toks: Vec<Tok>,
+    /// Its bytes, where every token is a byte: searched for with `memmem`.
+    plain: Option<Vec<u8>>,
+}
+
 /// A pattern, compiled for matching many names.
-pub(crate) struct Glob<'p> {
-    form: Form<'p>,
-}
-
-enum Form<'p> {
-    Compiled(Compiled),
-    /// A pattern with more distinct classes than tokens can name, matched
-    /// as written.
-    Raw(&'p [u8]),
-}
-
-struct Compiled {
-    /// The tokens, runs of `*` made one.
-    toks: Vec<u16>,
-    /// Each token's byte where it is one (0 otherwise): a segment of bytes
-    /// is its own needle.
-    lits: Vec<u8>,
-    /// The classes, by `toks` value less `SET0`.
+pub(crate) struct Glob {
+    /// The segments, in order: the whole pattern when it has no `*`, else
+    /// the first, the middle ones (none empty) and the last.
+    segments: Vec<Segment>,
+    /// The classes [`Tok::Class`] names, each once.
     sets: Vec<Set>,
     /// Tokens that are not `*`: the bytes every match has.
     fixed: usize,
-    /// Whether there is a `*`.
-    star: bool,
-    /// The first segment: `0..first_end` (all of `toks` without a star).
-    first_end: usize,
-    /// The last segment: `last_start..toks.len()`.
-    last_start: usize,
-    /// Shift-and tables of middle segments with wildcards, by the segment's
-    /// first token, as far as [`TABLE_WORDS`] goes.
-    tables: Vec<(usize, Box<[u64]>)>,
-    /// An upper bound on the work a name costs, per byte of it.
+    /// An upper bound on the work a name costs, per byte of it: 1, and the
+    /// length of each middle segment compared at each position.
     per_byte: u64,
 }
 
-impl<'p> Glob<'p> {
+impl Glob {
     /// Compiles `pattern`.
-    pub(crate) fn new(pattern: &'p [u8]) -> Glob<'p> {
-        Glob::with_tables(pattern, TABLE_WORDS)
-    }
-
-    /// Compiles `pattern` with at most `table_words` of shift-and tables.
-    fn with_tables(pattern: &'p [u8], table_words: usize) -> Glob<'p> {
-        let form = match Compiled::new(pattern, table_words) {
-            Some(c) => Form::Compiled(c),
-            None => Form::Raw(pattern),
-        };
-        Glob { form }
-    }
-
-    /// Whether `text` matches, spending the search's work from `work`.
-    pub(crate) fn matches(&self, text: &[u8], work: &mut Work) -> Result<bool, TooComplex> {
-        match &self.form {
-            Form::Compiled(c) => c.matches(text, work),
-            Form::Raw(p) => raw(p, text, work),
-        }
-    }
-
-    /// An upper bound, in [`Work`]'s units and counting the linear part
-    /// too, on what matching `text` costs: for deciding where to run it.
-    pub(crate) fn cost(&self, text: &[u8]) -> u64 {
-        let per_byte = match &self.form {
-            Form::Compiled(c) if text.len() < c.fixed => return 1,
-            Form::Compiled(c) => c.per_byte,
-            Form::Raw(p) => p.len() as u64 + 1,
-        };
-        (text.len() as u64)
-            .saturating_mul(per_byte)
-            .saturating_add(16)
-    }
-}
-
-/// Whether `text` matches `pattern`, matched as written: time up to
-/// `|pattern|·|text|`, no memory. For short texts such as parameter names;
-/// key names go through [`Glob`].
-pub(crate) fn glob(pattern: &[u8], text: &[u8]) -> bool {
-    raw(pattern, text, &mut Work::new(u64::MAX)).unwrap_or(false)
-}
-
-impl Compiled {
-    /// `pattern` compiled; `None` if it holds more distinct classes than
-    /// [`MAX_SETS`].
-    fn new(pattern: &[u8], table_words: usize) -> Option<Compiled> {
-        let mut toks = Vec::with_capacity(pattern.len());
-        let mut lits = Vec::with_capacity(pattern.len());
-        let mut sets: Vec<Set> = Vec::new();
-        let mut known: HashMap<Set, u16> = HashMap::new();
+    pub(crate) fn new(pattern: &[u8]) -> Glob {
+        let mut sets = Vec::new();
+        let mut known: HashMap<Set, u32> = HashMap::new();
+        let mut runs: Vec<Vec<Tok>> = vec![Vec::new()];
         let mut p = 0;
         while p < pattern.len() {
             let (tok, next) = match pattern[p] {
                 b'*' => {
-                    if toks.last() != Some(&STAR) {
-                        toks.push(STAR);
-                        lits.push(0);
+                    // A run of `*` is one: it opens one segment.
+                    if runs.len() == 1 || runs.last().is_some_and(|r| !r.is_empty()) {
+                        runs.push(Vec::new());
                     }
                     p += 1;
                     continue;
                 }
-                b'?' => (ANY, p + 1),
+                b'?' => (Tok::Any, p + 1),
                 b'[' => {
                     let (set, next) = class_set(pattern, p);
-                    let ones: u32 = set.iter().map(|w| w.count_ones()).sum();
-                    let tok = match ones {
-                        256 => ANY,
-                        // One byte: a plain byte, so that its segment can
-                        // be searched for as bytes.
-                        1 => (0..=255u8).find(|&c| has(&set, c)).map_or(ANY, u16::from),
-                        _ => match known.get(&set) {
-                            Some(&tok) => tok,
-                            None if sets.len() == MAX_SETS => return None,
-                            None => {
-                                let tok = SET0 + sets.len() as u16;
-                                sets.push(set);
-                                known.insert(set, tok);
-                                tok
-                            }
-                        },
+                    let tok = match set.iter().map(|w| w.count_ones()).sum::<u32>() {
+                        256 => Tok::Any,
+                        // One byte: a plain byte, so that its segment can be
+                        // searched for as bytes.
+                        1 => Tok::Byte((0..=255u8).find(|&c| has(&set, c)).unwrap_or(0)),
+                        _ => Tok::Class(*known.entry(set).or_insert_with(|| {
+                            sets.push(set);
+                            (sets.len() - 1) as u32
+                        })),
                     };
                     (tok, next)
                 }
-                b'\\' if p + 1 < pattern.len() => (u16::from(pattern[p + 1]), p + 2),
-                c => (u16::from(c), p + 1),
+                b'\\' if p + 1 < pattern.len() => (Tok::Byte(pattern[p + 1]), p + 2),
+                c => (Tok::Byte(c), p + 1),
             };
-            toks.push(tok);
-            lits.push(if tok < ANY { tok as u8 } else { 0 });
+            runs.last_mut().expect("one segment at least").push(tok);
             p = next;
         }
-        let stars = toks.iter().filter(|&&t| t == STAR).count();
-        let first_end = toks.iter().position(|&t| t == STAR).unwrap_or(toks.len());
-        let last_start = toks.iter().rposition(|&t| t == STAR).map_or(0, |i| i + 1);
-        let mut compiled = Compiled {
-            fixed: toks.len() - stars,
-            star: stars > 0,
-            first_end,
-            last_start,
-            toks,
-            lits,
+        let segments: Vec<Segment> = runs
+            .into_iter()
+            .map(|toks| {
+                let plain = toks
+                    .iter()
+                    .map(|&t| match t {
+                        Tok::Byte(b) => Some(b),
+                        _ => None,
+                    })
+                    .collect();
+                Segment { toks, plain }
+            })
+            .collect();
+        let fixed = segments.iter().map(|s| s.toks.len()).sum();
+        let middles = segments.get(1..segments.len() - 1).unwrap_or_default();
+        let per_byte = middles
+            .iter()
+            .filter(|s| s.plain.is_none())
+            .fold(1u64, |sum, s| sum.saturating_add(s.toks.len() as u64));
+        Glob {
+            segments,
             sets,
-            tables: Vec::new(),
-            per_byte: 1,
-        };
-        // The middle segments' tables and costs.
-        let mut words_left = table_words;
-        let mut per_byte: u64 = 1;
-        let mut tables = Vec::new();
-        for seg in compiled.middles() {
-            if compiled.toks[seg.clone()].iter().all(|&t| t < ANY) {
-                continue;
-            }
-            let words = 256 * seg.len().div_ceil(64);
-            if words <= words_left {
-                words_left -= words;
-                per_byte = per_byte.saturating_add((seg.len().div_ceil(64)) as u64);
-                let table = compiled.table(seg.clone());
-                tables.push((seg.start, table));
-            } else {
-                per_byte = per_byte.saturating_add(seg.len() as u64);
-            }
-        }
-        compiled.tables = tables;
-        compiled.per_byte = per_byte;
-        Some(compiled)
-    }
-
-    /// The segments between the first and the last, in order, none empty.
-    fn middles(&self) -> impl Iterator<Item = Range<usize>> + '_ {
-        let mut at = self.first_end + 1;
-        std::iter::from_fn(move || {
-            if at >= self.last_start {
-                return None;
-            }
-            // A star ends every middle segment (the last one's star is at
-            // `last_start - 1`), and runs of stars are one token.
-            let len = self.toks[at..].iter().position(|&t| t == STAR).unwrap_or(0);
-            let seg = at..at + len;
-            at += len + 1;
-            Some(seg)
-        })
-    }
-
-    /// Whether token `tok` matches byte `c`.
-    #[inline]
-    fn accepts(&self, tok: u16, c: u8) -> bool {
-        if tok < ANY {
-            tok == u16::from(c)
-        } else if tok == ANY {
-            true
-        } else {
-            has(&self.sets[usize::from(tok - SET0)], c)
+            fixed,
+            per_byte,
         }
     }
 
-    /// Whether the tokens `seg` match `text`, of the same length.
-    fn at(&self, seg: Range<usize>, text: &[u8]) -> bool {
-        let toks = &self.toks[seg];
-        toks.len() == text.len() && toks.iter().zip(text).all(|(&t, &c)| self.accepts(t, c))
-    }
-
-    /// Whether `text` matches: the anchored segments, then each middle one
-    /// at its leftmost place after the one before.
-    fn matches(&self, text: &[u8], work: &mut Work) -> Result<bool, TooComplex> {
+    /// Whether `text` matches, spending the search's work from `work`: the
+    /// anchored segments, then each middle one at its leftmost place after
+    /// the one before.
+    pub(crate) fn matches(&self, text: &[u8], work: &mut Work) -> Result<bool, TooComplex> {
         let n = text.len();
         if n < self.fixed {
             return Ok(false);
         }
-        if !self.star {
-            return Ok(n == self.fixed && self.at(0..self.toks.len(), text));
-        }
-        let head = self.first_end;
-        let tail = self.toks.len() - self.last_start;
-        if !self.at(0..head, &text[..head])
-            || !self.at(self.last_start..self.toks.len(), &text[n - tail..])
-        {
+        let (first, rest) = self.segments.split_first().expect("one segment at least");
+        let Some((last, middles)) = rest.split_last() else {
+            return Ok(n == self.fixed && self.fits(&first.toks, text));
+        };
+        let (head, tail) = (first.toks.len(), last.toks.len());
+        if !self.fits(&first.toks, &text[..head]) || !self.fits(&last.toks, &text[n - tail..]) {
             return Ok(false);
         }
         let mut hay = &text[head..n - tail];
-        for seg in self.middles() {
-            match self.find(seg.clone(), hay, work)? {
-                Some(at) => hay = &hay[at + seg.len()..],
+        for seg in middles {
+            match self.find(seg, hay, work)? {
+                Some(at) => hay = &hay[at + seg.toks.len()..],
                 None => return Ok(false),
             }
         }
         Ok(true)
     }
 
-    /// Where segment `seg` (not empty) first occurs in `hay`.
-    fn find(
-        &self,
-        seg: Range<usize>,
-        hay: &[u8],
-        work: &mut Work,
-    ) -> Result<Option<usize>, TooComplex> {
-        let m = seg.len();
-        if hay.len() < m {
-            return Ok(None);
+    /// An upper bound, in [`Work`]'s units and counting the linear part
+    /// too, on what matching `text` costs: for deciding where to run it.
+    pub(crate) fn cost(&self, text: &[u8]) -> u64 {
+        if text.len() < self.fixed {
+            return 1;
         }
-        let toks = &self.toks[seg.clone()];
-        if toks.iter().all(|&t| t < ANY) {
-            return Ok(memchr::memmem::find(hay, &self.lits[seg]));
-        }
-        match self
-            .tables
-            .binary_search_by_key(&seg.start, |(start, _)| *start)
-        {
-            Ok(i) => shift_and(&self.tables[i].1, m, hay, work),
-            Err(_) => self.compare_each(toks, hay, work),
+        (text.len() as u64)
+            .saturating_mul(self.per_byte)
+            .saturating_add(16)
+    }
+
+    /// Whether token `tok` matches byte `c`.
+    fn accepts(&self, tok: Tok, c: u8) -> bool {
+        match tok {
+            Tok::Byte(b) => b == c,
+            Tok::Any => true,
+            Tok::Class(i) => has(&self.sets[i as usize], c),
         }
     }
 
-    /// The leftmost place in `hay` where `toks` match, trying each in turn.
-    fn compare_each(
+    /// Whether `toks` match `text`, of the same length.
+    fn fits(&self, toks: &[Tok], text: &[u8]) -> bool {
+        toks.iter().zip(text).all(|(&t, &c)| self.accepts(t, c))
+    }
+
+    /// Where `seg` (not empty) first occurs in `hay`: by `memmem` where it
+    /// is plain, else by comparing at each place, the tokens compared spent
+    /// from `work`.
+    fn find(
         &self,
-        toks: &[u16],
+        seg: &Segment,
         hay: &[u8],
         work: &mut Work,
     ) -> Result<Option<usize>, TooComplex> {
-        for start in 0..=hay.len() - toks.len() {
-            let same = toks
+        if let Some(plain) = &seg.plain {
+            return Ok(memchr::memmem::find(hay, plain));
+        }
+        let m = seg.toks.len();
+        for start in 0..(hay.len() + 1).saturating_sub(m) {
+            let same = seg
+                .toks
                 .iter()
                 .zip(&hay[start..])
                 .take_while(|&(&t, &c)| self.accepts(t, c))
                 .count();
             work.spend(same as u64)?;
-            if same == toks.len() {
+            if same == m {
                 return Ok(Some(start));
             }
         }
         Ok(None)
     }
-
-    /// The shift-and table of segment `seg`: for each byte, a bit for each
-    /// token that matches it (`256 × words` words, row by byte).
-    fn table(&self, seg: Range<usize>) -> Box<[u64]> {
-        let words = seg.len().div_ceil(64);
-        let mut table = vec![0u64; 256 * words].into_boxed_slice();
-        for (j, &tok) in self.toks[seg].iter().enumerate() {
-            let (word, bit) = (j / 64, 1u64 << (j % 64));
-            if tok < ANY {
-                table[usize::from(tok) * words + word] |= bit;
-                continue;
-            }
-            for c in 0..=255u8 {
-                if self.accepts(tok, c) {
-                    table[usize::from(c) * words + word] |= bit;
-                }
-            }
-        }
-        table
-    }
 }
 
-/// Where a segment of `m` tokens, whose table is `table`, first occurs in
-/// `hay`: bit `j` of the state says that its first `j + 1` tokens match the
-/// bytes that end here. Only the words up to the highest that holds a bit
-/// (and the next, which a carry can reach) are updated.
-fn shift_and(
-    table: &[u64],
-    m: usize,
-    hay: &[u8],
-    work: &mut Work,
-) -> Result<Option<usize>, TooComplex> {
-    let words = m.div_ceil(64);
-    let (last_word, last_bit) = ((m - 1) / 64, 1u64 << ((m - 1) % 64));
-    if words == 1 {
-        // One word, the usual case: no state to allocate, linear work.
-        let mut state = 0u64;
-        for (i, &c) in hay.iter().enumerate() {
-            state = ((state << 1) | 1) & table[usize::from(c)];
-            if state & last_bit != 0 {
-                return Ok(Some(i + 1 - m));
-            }
-        }
-        return Ok(None);
-    }
-    let mut state = vec![0u64; words];
-    // Words `0..live` may hold bits.
-    let mut live = 0;
-    for (i, &c) in hay.iter().enumerate() {
-        let row = &table[usize::from(c) * words..][..words];
-        let upto = (live + 1).min(words);
-        work.spend(upto as u64 - 1)?;
-        let mut carry = 1;
-        live = 0;
-        for k in 0..upto {
-            let old = state[k];
-            let new = ((old << 1) | carry) & row[k];
-            carry = old >> 63;
-            state[k] = new;
-            if new != 0 {
-                live = k + 1;
-            }
-        }
-        if state[last_word] & last_bit != 0 {
-            return Ok(Some(i + 1 - m));
-        }
-    }
-    Ok(None)
+/// Whether `text` matches `pattern`, with no budget. For short texts such
+/// as parameter names; key names go through [`Glob`] and a [`Work`] budget.
+pub(crate) fn glob(pattern: &[u8], text: &[u8]) -> bool {
+    Glob::new(pattern)
+        .matches(text, &mut Work::new(u64::MAX))
+        .unwrap_or(false)
 }
 
 /// Whether set `s` holds `c`.
-#[inline]
 fn has(s: &Set, c: u8) -> bool {
     s[usize::from(c >> 6)] >> (c & 63) & 1 == 1
-}
-
-/// Adds `lo..=hi` to `s`.
-fn add_range(s: &mut Set, lo: u8, hi: u8) {
-    for (w, word) in s.iter_mut().enumerate() {
-        let (base, top) = (w as u32 * 64, w as u32 * 64 + 63);
-        let (from, to) = (u32::from(lo).max(base), u32::from(hi).min(top));
-        if from <= to {
-            let bits = to - from + 1;
-            let mask = if bits == 64 {
-                u64::MAX
-            } else {
-                ((1u64 << bits) - 1) << (from - base)
-            };
-            *word |= mask;
-        }
-    }
 }
 
 /// The bytes of the class that opens at `pattern[at]`, and the index after
 /// it (the pattern's end where it is left open).
 fn class_set(pattern: &[u8], at: usize) -> (Set, usize) {
     let mut set = [0u64; 4];
+    let mut add = |lo: u8, hi: u8| {
+        for c in lo..=hi {
+            set[usize::from(c >> 6)] |= 1 << (c & 63);
+        }
+    };
     let mut i = at + 1;
     let negate = pattern.get(i) == Some(&b'^');
     if negate {
@@ -465,73 +269,30 @@ fn class_set(pattern: &[u8], at: usize) -> (Set, usize) {
     }
     while i < pattern.len() && pattern[i] != b']' {
         if pattern[i] == b'\\' && i + 1 < pattern.len() {
-            add_range(&mut set, pattern[i + 1], pattern[i + 1]);
+            add(pattern[i + 1], pattern[i + 1]);
             i += 2;
         } else if i + 2 < pattern.len() && pattern[i + 1] == b'-' && pattern[i + 2] != b']' {
             let (a, b) = (pattern[i], pattern[i + 2]);
-            add_range(&mut set, a.min(b), a.max(b));
+            add(a.min(b), a.max(b));
             i += 3;
         } else {
-            add_range(&mut set, pattern[i], pattern[i]);
+            add(pattern[i], pattern[i]);
             i += 1;
         }
     }
     if negate {
-        for word in &mut set {
-            *word = !*word;
-        }
+        set = set.map(|w| !w);
     }
     (set, (i + 1).min(pattern.len()))
-}
-
-/// Matches `text` against `pattern` as written, going back to the last `*`
-/// on a mismatch: no memory, time up to `|pattern|·|text|`, spent from
-/// `work`.
-fn raw(pattern: &[u8], text: &[u8], work: &mut Work) -> Result<bool, TooComplex> {
-    let (mut p, mut t) = (0, 0);
-    // Where to resume after the last `*`: the pattern after it, the text.
-    let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        work.spend(1)?;
-        let step = match pattern.get(p) {
-            Some(b'*') => {
-                star = Some((p + 1, t));
-                p += 1;
-                continue;
-            }
-            Some(b'?') => Some(p + 1),
-            Some(b'[') => {
-                let (set, next) = class_set(pattern, p);
-                work.spend((next - p) as u64)?;
-                has(&set, text[t]).then_some(next)
-            }
-            Some(b'\\') if p + 1 < pattern.len() => (pattern[p + 1] == text[t]).then_some(p + 2),
-            Some(&c) => (c == text[t]).then_some(p + 1),
-            None => None,
-        };
-        match (step, star) {
-            (Some(next), _) => {
-                p = next;
-                t += 1;
-            }
-            (None, Some((sp, st))) => {
-                p = sp;
-                t = st + 1;
-                star = Some((sp, st + 1));
-            }
-            (None, None) => return Ok(false),
-        }
-    }
-    Ok(pattern[p.min(pattern.len())..].iter().all(|&c| c == b'*'))
 }
 
 #[cfg(test)]
 mod tests {
     use super::{glob, Glob, TooComplex, Work};
 
-    /// The matcher `KEYS` used before patterns were compiled, kept as the
-    /// reference: the same loop as [`super::raw`], with each class read
-    /// again for every byte it is tried on.
+    /// The reference: a simple matcher that reads the pattern as written,
+    /// going back to the last `*` on a mismatch, and reads each class again
+    /// for every byte it is tried on.
     fn reference(pattern: &[u8], text: &[u8]) -> bool {
         let (mut p, mut t) = (0, 0);
         let mut star: Option<(usize, usize)> = None;
@@ -608,14 +369,12 @@ mod tests {
         }
     }
 
-    /// The three ways a pattern is matched: compiled (shift-and for
-    /// wildcard segments), compiled with no tables (compared at each
-    /// position), and as written.
-    fn all_ways(pattern: &[u8], text: &[u8]) -> [bool; 3] {
+    /// The two ways a pattern is matched: compiled with no budget, and
+    /// through [`glob`] (as `CONFIG GET` does).
+    fn all_ways(pattern: &[u8], text: &[u8]) -> [bool; 2] {
         let work = &mut Work::new(u64::MAX);
         [
             Glob::new(pattern).matches(text, work).unwrap(),
-            Glob::with_tables(pattern, 0).matches(text, work).unwrap(),
             glob(pattern, text),
         ]
     }
@@ -651,7 +410,7 @@ mod tests {
             ("k[0-9][0-9]", "k42", true),
             ("k[0-9][0-9]", "k4x", false),
         ] {
-            let expected = [m; 3];
+            let expected = [m; 2];
             assert_eq!(all_ways(p.as_bytes(), t.as_bytes()), expected, "{p} {t}");
             assert_eq!(reference(p.as_bytes(), t.as_bytes()), m, "{p} {t}");
         }
@@ -674,7 +433,7 @@ mod tests {
             let expected = reference(&pattern, &text);
             assert_eq!(
                 all_ways(&pattern, &text),
-                [expected; 3],
+                [expected; 2],
                 "{:?} {:?}",
                 String::from_utf8_lossy(&pattern),
                 String::from_utf8_lossy(&text)
@@ -683,7 +442,7 @@ mod tests {
     }
 
     /// Long texts and patterns cut from them (so that they often match),
-    /// with segments past 64 tokens, so that shift-and keeps several words.
+    /// with long segments of plain bytes, `?` and classes.
     #[test]
     fn long_segments_match_as_the_reference_does() {
         let mut rng = Rng(42);
@@ -736,7 +495,7 @@ mod tests {
             matched += usize::from(expected);
             assert_eq!(
                 all_ways(&pattern, &text),
-                [expected; 3],
+                [expected; 2],
                 "{:?} {:?}",
                 String::from_utf8_lossy(&pattern),
                 String::from_utf8_lossy(&text)
@@ -750,7 +509,7 @@ mod tests {
     #[test]
     fn long_plain_segments_take_linear_time() {
         let text = vec![b'a'; 400_000];
-        for tail in ["b", "b*", "ba*", "?b*"] {
+        for tail in ["b", "b*", "ba*"] {
             let pattern = [&b"*"[..], &[b'a'; 200_000], tail.as_bytes()].concat();
             let glob = Glob::new(&pattern);
             let work = &mut Work::new(u64::MAX);
@@ -772,36 +531,13 @@ mod tests {
     fn work_past_the_budget_is_refused() {
         let text = vec![b'a'; 20_000];
         let pattern = [&b"*"[..], &[b'a'; 5_000], b"?b*"].concat();
-        for glob in [Glob::new(&pattern), Glob::with_tables(&pattern, 0)] {
-            let mut work = Work::new(1_000_000);
-            assert_eq!(glob.matches(&text, &mut work), Err(TooComplex));
-            assert_eq!(glob.matches(&text, &mut Work::new(u64::MAX)), Ok(false));
-        }
-        // With 79 words of state, shift-and spends at most 79 a byte.
         let glob = Glob::new(&pattern);
-        assert!(glob.cost(&text) <= 20_000 * 80 + 16);
-        assert_eq!(glob.matches(&text, &mut Work::new(20_000 * 79)), Ok(false));
-    }
-
-    /// More distinct classes than tokens can name: matched as written.
-    #[test]
-    fn a_pattern_of_many_classes_is_matched_as_written() {
-        let plain: Vec<u8> = (1..=255u8).filter(|c| !b"]\\-^".contains(c)).collect();
-        let k = plain.len();
-        let mut pattern = b"*".to_vec();
-        let mut text = Vec::new();
-        // Distinct classes of three bytes each.
-        let triples =
-            (0..k).flat_map(|a| (a + 1..k).flat_map(move |b| (b + 1..k).map(move |c| (a, b, c))));
-        for (a, b, c) in triples.take(70_000) {
-            pattern.extend_from_slice(&[b'[', plain[a], plain[b], plain[c], b']']);
-            text.push(plain[c]);
-        }
-        pattern.push(b'*');
-        let glob = Glob::new(&pattern);
-        assert!(matches!(glob.form, super::Form::Raw(_)));
-        let work = &mut Work::new(u64::MAX);
-        assert_eq!(glob.matches(&text, work), Ok(true));
-        assert_eq!(glob.matches(&text[1..], work), Ok(false));
+        assert_eq!(
+            glob.matches(&text, &mut Work::new(1_000_000)),
+            Err(TooComplex)
+        );
+        assert_eq!(glob.matches(&text, &mut Work::new(u64::MAX)), Ok(false));
+        // A segment of 5,002 tokens spends at most that much a byte.
+        assert!(glob.cost(&text) <= 20_000 * 5_003 + 16);
     }
 }

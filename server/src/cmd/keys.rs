@@ -7,7 +7,7 @@
 
 use std::collections::BinaryHeap;
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::glob::{Glob, TooComplex, Work};
 use super::{int, is, Session, Shared};
@@ -104,8 +104,9 @@ const INLINE_WORK: u64 = 1 << 18;
 /// off the worker.
 const INLINE_NAMES: usize = 16 * 1024;
 
-/// Pattern bytes compiled on the worker thread; a longer pattern (whose
-/// tables can take milliseconds to build) is compiled and matched off it.
+/// Pattern bytes compiled on the worker thread; a longer pattern, whose
+/// compiling and matching take time in proportion to it, is compiled and
+/// matched off it.
 const INLINE_PATTERN: usize = 4096;
 
 /// Runs `f`, a long piece of work, where it keeps no other connection
@@ -173,7 +174,7 @@ impl<'k> Iterator for Warmed<'k, '_> {
 /// in their order, within [`Work::LIMIT`]; and whether the work grew past
 /// [`INLINE_WORK`], so that it went on [`off_worker`].
 fn matching<'k>(
-    glob: Option<&Glob<'_>>,
+    glob: Option<&Glob>,
     names: &mut dyn Iterator<Item = &'k [u8]>,
 ) -> (Result<Vec<&'k [u8]>, TooComplex>, bool) {
     let Some(glob) = glob else {
@@ -253,22 +254,16 @@ fn cache_cost(name: &[u8]) -> usize {
     name.len() + 16
 }
 
-/// Counts `SCAN 0` calls, the starts of iterations, on every connection. A
-/// [`ScanCache`] serves only while this count is what it was when the
-/// cache's walk began: then every iteration under way began before that
-/// walk, so a key present for all of such an iteration was in the map for
-/// all of the walk, and was seen. (Process-wide: a second server in the same process, as in tests,
-/// only makes caches start over more often.)
-static ITERATIONS: AtomicU64 = AtomicU64::new(0);
-
 /// The names a connection's next `SCAN` calls return: those the walk of its
 /// last uncached call found past what that call returned, sorted by hash,
 /// as many as [`CACHE_BYTES`] holds. A later call is served from it,
 /// without walking the map again, while its cursor lies within the hashes
-/// the walk covered and no iteration started since ([`ITERATIONS`]). Names
-/// deleted after the walk may still be returned from it, and names added
-/// after it are not: SCAN allows both for keys that are not present for the
-/// whole iteration.
+/// the walk covered and no iteration started since
+/// ([`Shared::scans_started`]): then every iteration under way began before
+/// that walk, so a key present for all of such an iteration was in the map
+/// for all of the walk, and was seen. Names deleted after the walk may
+/// still be returned from it, and names added after it are not: SCAN allows
+/// both for keys that are not present for the whole iteration.
 pub struct ScanCache {
     /// The names' hashes, ascending.
     hashes: Vec<u64>,
@@ -279,16 +274,17 @@ pub struct ScanCache {
     /// The cursors it answers: from its first hash up to `limit`, the first
     /// hash the walk left out (`None`: none, it holds the rest of the order).
     limit: Option<u64>,
-    /// [`ITERATIONS`] before its walk began.
+    /// [`Shared::scans_started`] before its walk began.
     started: u64,
     /// Its bytes, charged against the memory limit.
     _held: Held,
 }
 
 impl ScanCache {
-    /// Whether it answers `cursor`.
-    fn answers(&self, cursor: u64) -> bool {
-        self.started == ITERATIONS.load(Ordering::SeqCst)
+    /// Whether it answers `cursor`, where `scans_started` is
+    /// [`Shared::scans_started`] now.
+    fn answers(&self, cursor: u64, scans_started: u64) -> bool {
+        self.started == scans_started
             && self.hashes.first().is_some_and(|&h| h <= cursor)
             && self.limit.is_none_or(|limit| cursor < limit)
     }
@@ -394,9 +390,14 @@ pub fn scan(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut 
         i += 2;
     }
     if cursor == 0 {
-        ITERATIONS.fetch_add(1, Ordering::SeqCst);
+        shared.scans_started.fetch_add(1, Ordering::SeqCst);
     }
-    if !session.scan.as_ref().is_some_and(|c| c.answers(cursor)) {
+    let scans_started = shared.scans_started.load(Ordering::SeqCst);
+    if !session
+        .scan
+        .as_ref()
+        .is_some_and(|c| c.answers(cursor, scans_started))
+    {
         session.scan = None;
     }
     let walks = session.scan.is_none() && shared.db.len() > INLINE_NAMES;
@@ -417,7 +418,7 @@ pub fn scan(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut 
             }
             return;
         }
-        let started = ITERATIONS.load(Ordering::SeqCst);
+        let started = shared.scans_started.load(Ordering::SeqCst);
         shared.db.with_keys(|names| {
             let hashed = Warmed::new(names).map(|name| (scan_hash(name), name));
             let (sorted, limit) = walk(hashed, cursor, count);

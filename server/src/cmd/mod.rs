@@ -50,6 +50,10 @@ pub struct Shared {
     /// Set while the server stops: no reply is sent from then on, so that
     /// no write is acknowledged that the final save may miss.
     stopping: AtomicBool,
+    /// `SCAN 0` calls (iterations started) on every connection: a
+    /// connection's `SCAN` cache serves only while this is what it was when
+    /// the cache's walk began.
+    pub scans_started: AtomicU64,
 }
 
 impl Shared {
@@ -67,6 +71,7 @@ impl Shared {
             loads: Mutex::new(HashMap::new()),
             shutdown: tokio::sync::Notify::new(),
             stopping: AtomicBool::new(false),
+            scans_started: 0.into(),
         }
     }
 
