@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use lockfree_cuckoo_filter::InsertError;
 
-use super::{int, is, Session, Shared};
+use super::{int, is, off_worker, Session, Shared};
 use crate::db::{name_cost, CreateError, Entry, Filter, Held, Params, Spec};
 use crate::frame::{Args, Reply};
 
@@ -242,8 +242,8 @@ pub fn insert(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>, nx: bool) 
     reply.array(args.len() - items_at);
     let mut changed = false;
     // An item the memory limit refuses (the filter grew past it during this
-    // command) fails as one the filter has no room for.
-    for item in args.from(items_at) {
+    // command) fails as one the filter has no room for. Whether it failed.
+    let mut answer = |item: &[u8], reply: &mut Reply<'_>| {
         let result = add_to(shared, &entry, item, nx);
         changed |= result == Ok(true);
         match result {
@@ -253,6 +253,17 @@ pub fn insert(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>, nx: bool) 
             Ok(_) => reply.boolean(true),
             Err(_) if reply.resp3() => reply.boolean(false),
             Err(_) => reply.integer(-1),
+        }
+        result.is_err()
+    };
+    for i in items_at..args.len() {
+        // A failed insert searched far for room: the filter is full, or
+        // nearly, and each item after it may take as long (tens of
+        // microseconds), so the rest run off the worker thread and keep
+        // none of its other connections waiting.
+        if answer(args.get(i), reply) && i + 1 < args.len() {
+            off_worker(|| args.from(i + 1).for_each(|item| _ = answer(item, reply)));
+            break;
         }
     }
     if changed {

@@ -10,7 +10,7 @@ use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::sync::atomic::Ordering;
 
 use super::glob::{Glob, TooComplex, Work};
-use super::{int, is, Session, Shared};
+use super::{int, is, off_worker, Session, Shared};
 use crate::db::Held;
 use crate::frame::{Args, Reply};
 
@@ -108,19 +108,6 @@ const INLINE_NAMES: usize = 16 * 1024;
 /// compiling and matching take time in proportion to it, is compiled and
 /// matched off it.
 const INLINE_PATTERN: usize = 4096;
-
-/// Runs `f`, a long piece of work, where it keeps no other connection
-/// waiting: on tokio's multi-thread runtime (the server's), inside
-/// `block_in_place`, which first hands this worker's other tasks to another
-/// thread; elsewhere (a current-thread runtime, or none, as in the fuzz
-/// target, which calls `execute` directly) in place.
-fn off_worker<R>(f: impl FnOnce() -> R) -> R {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
-        _ => f(),
-    }
-}
 
 /// Names [`Warmed`] reads ahead.
 const AHEAD: usize = 64;

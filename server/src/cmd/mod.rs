@@ -411,6 +411,19 @@ pub(crate) fn bad_subcommand(reply: &mut Reply<'_>, command: &str, known: &[&str
     }
 }
 
+/// Runs `f`, a long piece of work, where it keeps no other connection
+/// waiting: on tokio's multi-thread runtime (the server's), inside
+/// `block_in_place`, which first hands this worker's other tasks to another
+/// thread; elsewhere (a current-thread runtime, or none, as in the fuzz
+/// target, which calls `execute` directly) in place.
+pub(crate) fn off_worker<R>(f: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
 /// Whether `arg` is `word`, ignoring ASCII case.
 pub(crate) fn is(arg: &[u8], word: &str) -> bool {
     arg.eq_ignore_ascii_case(word.as_bytes())
