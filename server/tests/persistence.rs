@@ -150,12 +150,7 @@ fn stopping_loses_no_acknowledged_write() {
                 std::thread::sleep(Duration::from_millis(5));
             }
             if by_signal {
-                let status = std::process::Command::new("kill")
-                    .arg("-TERM")
-                    .arg(server.child.id().to_string())
-                    .status()
-                    .unwrap();
-                assert!(status.success());
+                terminate(&server);
             } else {
                 let _ = cmd("SHUTDOWN")
                     .arg("SAVE")
@@ -182,15 +177,20 @@ fn stopping_loses_no_acknowledged_write() {
     }
 }
 
-/// Sends SIGTERM to `server`, waits for it to stop cleanly, and starts a new
-/// server on the same directory.
-fn terminate_and_restart(mut server: Server, dir: &std::path::Path) -> Server {
+/// Sends SIGTERM to `server`.
+fn terminate(server: &Server) {
     let status = std::process::Command::new("kill")
         .arg("-TERM")
         .arg(server.child.id().to_string())
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+/// Sends SIGTERM to `server`, waits for it to stop cleanly, and starts a new
+/// server on the same directory.
+fn terminate_and_restart(mut server: Server, dir: &std::path::Path) -> Server {
+    terminate(&server);
     assert!(server.wait(Duration::from_secs(20)).success());
     Server::start(dir, &[])
 }

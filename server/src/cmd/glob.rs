@@ -369,6 +369,20 @@ mod tests {
         }
     }
 
+    /// Checks that every way of matching agrees with the reference on
+    /// `pattern` and `text`; whether they match.
+    fn agrees(pattern: &[u8], text: &[u8]) -> bool {
+        let expected = reference(pattern, text);
+        assert_eq!(
+            all_ways(pattern, text),
+            [expected; 2],
+            "{:?} {:?}",
+            String::from_utf8_lossy(pattern),
+            String::from_utf8_lossy(text)
+        );
+        expected
+    }
+
     /// The two ways a pattern is matched: compiled with no budget, and
     /// through [`glob`] (as `CONFIG GET` does).
     fn all_ways(pattern: &[u8], text: &[u8]) -> [bool; 2] {
@@ -430,14 +444,7 @@ mod tests {
                 let len = rng.below(13);
                 rng.pick(b"ab]-^\\*", len)
             };
-            let expected = reference(&pattern, &text);
-            assert_eq!(
-                all_ways(&pattern, &text),
-                [expected; 2],
-                "{:?} {:?}",
-                String::from_utf8_lossy(&pattern),
-                String::from_utf8_lossy(&text)
-            );
+            agrees(&pattern, &text);
         }
     }
 
@@ -491,15 +498,7 @@ mod tests {
             if !anchor_end {
                 pattern.push(b'*');
             }
-            let expected = reference(&pattern, &text);
-            matched += usize::from(expected);
-            assert_eq!(
-                all_ways(&pattern, &text),
-                [expected; 2],
-                "{:?} {:?}",
-                String::from_utf8_lossy(&pattern),
-                String::from_utf8_lossy(&text)
-            );
+            matched += usize::from(agrees(&pattern, &text));
         }
         assert!(matched > 1_000, "{matched} matched");
     }
