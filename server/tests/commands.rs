@@ -408,6 +408,16 @@ fn scandump_and_loadchunk() {
         .unwrap_err();
     assert_eq!(error_text(&e), "ERR item exists");
     let e = cmd("CF.LOADCHUNK")
+        .arg("fixed")
+        .arg(next + 5)
+        .arg(&data)
+        .query::<Value>(con)
+        .unwrap_err();
+    assert_eq!(
+        error_text(&e),
+        "Couldn't load chunk! No dump of this key is being loaded"
+    );
+    let e = cmd("CF.LOADCHUNK")
         .arg("other")
         .arg(next + 5)
         .arg(&data)

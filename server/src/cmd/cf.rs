@@ -505,6 +505,11 @@ pub fn loadchunk(shared: &Shared, owner: u64, args: Args<'_>, reply: &mut Reply<
         loads.insert(key.to_vec(), load);
     }
     let Some(load) = loads.get_mut(key) else {
+        // A later chunk with no load under way: for a name that holds a
+        // filter, say why rather than that it is not there.
+        if shared.db.with(key, |_| ()).is_some() {
+            return reply.error("Couldn't load chunk! No dump of this key is being loaded");
+        }
         return reply.error("ERR not found");
     };
     if load.bytes.len() as u64 != start {
