@@ -333,6 +333,11 @@ impl Db {
         }
     }
 
+    /// Whether `key` names a filter.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.map.pin().contains_key(key)
+    }
+
     /// Runs `f` on the entry of `key`, if there is one, with no lock held.
     #[inline]
     pub fn with<R>(&self, key: &[u8], f: impl FnOnce(&Entry) -> R) -> Option<R> {
@@ -430,13 +435,17 @@ impl Db {
     /// total stands now: a guard before building a filter, so that no table
     /// far over the limit is allocated. What a filter takes is charged by
     /// [`admit`](Self::admit).
-    pub fn check_memory(&self, bytes: usize) -> Result<(), CreateError> {
+    fn check_memory(&self, bytes: usize) -> Result<(), CreateError> {
+        if self.max_memory == 0 {
+            return Ok(());
+        }
         self.reserve(bytes, false)
     }
 
     /// Charges `bytes` if they fit under the memory limit (with no limit,
-    /// always), in one compare-and-swap on the total: of threads charging at
-    /// once, no more are granted than fit. With `charge` false, only checks.
+    /// if the total can count them), in one compare-and-swap on the total:
+    /// of threads charging at once, no more are granted than fit. With
+    /// `charge` false, only checks.
     fn reserve(&self, bytes: usize, charge: bool) -> Result<(), CreateError> {
         let mut now = self.charged.load(Ordering::Relaxed);
         loop {

@@ -89,7 +89,7 @@ pub fn reserve(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
         return reply.error("Capacity must be at least (BucketSize * 2)");
     }
     let key = args.get(1);
-    if shared.db.with(key, |_| ()).is_some() {
+    if shared.db.contains(key) {
         return reply.error("ERR item exists");
     }
     let spec = Spec {
@@ -332,9 +332,10 @@ pub fn del(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
 
 /// `CF.COMPACT key`: nothing to do (no fingerprint needs moving back).
 pub fn compact(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
-    match shared.db.with(args.get(1), |_| ()) {
-        Some(()) => reply.ok(),
-        None => reply.error("Cuckoo filter was not found"),
+    if shared.db.contains(args.get(1)) {
+        reply.ok();
+    } else {
+        reply.error("Cuckoo filter was not found");
     }
 }
 
@@ -494,7 +495,7 @@ pub fn loadchunk(shared: &Shared, owner: u64, args: Args<'_>, reply: &mut Reply<
     };
     let mut loads = shared.loads.lock().unwrap_or_else(|e| e.into_inner());
     if start == 0 {
-        if shared.db.with(key, |_| ()).is_some() {
+        if shared.db.contains(key) {
             return reply.error("ERR item exists");
         }
         let load = Load {
@@ -507,7 +508,7 @@ pub fn loadchunk(shared: &Shared, owner: u64, args: Args<'_>, reply: &mut Reply<
     let Some(load) = loads.get_mut(key) else {
         // A later chunk with no load under way: for a name that holds a
         // filter, say why rather than that it is not there.
-        if shared.db.with(key, |_| ()).is_some() {
+        if shared.db.contains(key) {
             return reply.error("Couldn't load chunk! No dump of this key is being loaded");
         }
         return reply.error("ERR not found");

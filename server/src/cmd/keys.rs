@@ -26,20 +26,18 @@ pub fn del(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
 /// `EXISTS key...` (and `TOUCH`): how many of them exist (a key named twice
 /// counts twice).
 pub fn exists(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
-    let found = args
-        .from(1)
-        .filter(|key| shared.db.with(key, |_| ()).is_some())
-        .count();
+    let found = args.from(1).filter(|key| shared.db.contains(key)).count();
     reply.integer(found as i64);
 }
 
 /// `TTL`, `PTTL`, `EXPIRETIME`, `PEXPIRETIME key`: `-1` (no expiry) for a
 /// filter, `-2` where there is none.
 pub fn ttl(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
-    match shared.db.with(args.get(1), |_| ()) {
-        Some(()) => reply.integer(-1),
-        None => reply.integer(-2),
-    }
+    reply.integer(if shared.db.contains(args.get(1)) {
+        -1
+    } else {
+        -2
+    });
 }
 
 /// `PERSIST key`: 0, as Redis answers for a key without an expiry (or none).
@@ -90,10 +88,11 @@ pub fn randomkey(shared: &Shared, reply: &mut Reply<'_>) {
 
 /// `TYPE key`.
 pub fn type_of(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
-    match shared.db.with(args.get(1), |_| ()) {
-        Some(()) => reply.simple(TYPE_NAME),
-        None => reply.simple("none"),
-    }
+    reply.simple(if shared.db.contains(args.get(1)) {
+        TYPE_NAME
+    } else {
+        "none"
+    });
 }
 
 /// Work (in [`Work`]'s units) a command does on its worker thread before
@@ -169,25 +168,22 @@ fn matching<'k>(
     };
     let mut work = Work::new(Work::LIMIT);
     let mut found = Vec::new();
+    let mut keep = |name: &'k [u8]| {
+        if glob.matches(name, &mut work)? {
+            found.push(name);
+        }
+        Ok(())
+    };
     let mut inline = INLINE_WORK;
     while let Some(name) = names.next() {
         let cost = glob.cost(name);
         if cost > inline {
-            let rest = off_worker(|| {
-                for name in std::iter::once(name).chain(names) {
-                    if glob.matches(name, &mut work)? {
-                        found.push(name);
-                    }
-                }
-                Ok(())
-            });
+            let rest = off_worker(|| std::iter::once(name).chain(names).try_for_each(&mut keep));
             return (rest.map(|()| found), true);
         }
         inline -= cost;
-        match glob.matches(name, &mut work) {
-            Ok(true) => found.push(name),
-            Ok(false) => {}
-            Err(e) => return (Err(e), false),
+        if let Err(e) = keep(name) {
+            return (Err(e), false);
         }
     }
     (Ok(found), false)

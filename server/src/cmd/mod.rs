@@ -378,8 +378,6 @@ pub fn execute(
 /// Redis's answer to a command it does not know: each argument quoted and
 /// followed by a space, while what is shown stays under 128 bytes.
 fn unknown(reply: &mut Reply<'_>, args: Args<'_>) {
-    let shown =
-        |b: &[u8], room: usize| String::from_utf8_lossy(&b[..b.len().min(room)]).into_owned();
     let mut rest = String::new();
     for arg in args.from(1) {
         if rest.len() >= 128 {
@@ -393,11 +391,16 @@ fn unknown(reply: &mut Reply<'_>, args: Args<'_>) {
     ));
 }
 
+/// At most `room` bytes of a client's argument, as an error message shows it.
+fn shown(arg: &[u8], room: usize) -> String {
+    String::from_utf8_lossy(&arg[..arg.len().min(room)]).into_owned()
+}
+
 /// Redis's answer to a subcommand of `command` it does not run: a known one
 /// (in `known`, lowercase) with the wrong number of arguments, or one it
 /// does not know.
 pub(crate) fn bad_subcommand(reply: &mut Reply<'_>, command: &str, known: &[&str], sub: &[u8]) {
-    let sub_text = String::from_utf8_lossy(&sub[..sub.len().min(128)]);
+    let sub_text = shown(sub, 128);
     if known.iter().any(|k| is(sub, k)) {
         reply.error(&format!(
             "ERR wrong number of arguments for '{command}|{}' command",
