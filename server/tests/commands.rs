@@ -1130,20 +1130,25 @@ fn dumps_being_handed_out_count_against_the_memory_limit() {
     assert!(next > 0);
     // A connection that closes mid-dump lets its copy go too.
     drop(cons.remove(1));
-    let mut fitted = false;
-    for _ in 0..100 {
-        if cmd("CF.SCANDUMP")
+    let fitted = soon(100, || {
+        cmd("CF.SCANDUMP")
             .arg("f")
             .arg(0)
             .query::<(i64, Vec<u8>)>(con)
             .is_ok()
-        {
-            fitted = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    });
     assert!(fitted, "a closed connection's dump still held");
+}
+
+/// Whether `attempt` succeeds within `tries` tries 10 ms apart: for what a
+/// closing connection gives back once the server has seen it close.
+fn soon(tries: usize, mut attempt: impl FnMut() -> bool) -> bool {
+    (0..tries).any(|_| {
+        attempt() || {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            false
+        }
+    })
 }
 
 #[test]
@@ -1189,18 +1194,12 @@ fn loads_being_received_count_against_the_memory_limit() {
         let e = err(con, &["CF.RESERVE", "f", "1000000"]);
         assert!(e.starts_with("ERR Insufficient memory"), "{e}");
     }
-    let mut fitted = false;
-    for _ in 0..200 {
-        if cmd("CF.RESERVE")
+    let fitted = soon(200, || {
+        cmd("CF.RESERVE")
             .arg("f")
             .arg(1_000_000)
             .query::<String>(con)
             .is_ok()
-        {
-            fitted = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    });
     assert!(fitted, "a closed connection's load still held");
 }
