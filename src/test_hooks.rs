@@ -166,6 +166,11 @@ pub trait GrowableHooks {
     /// records it; whether it went in.
     fn insert_hash_into(&self, table: usize, hash: u64) -> bool;
 
+    /// Puts the item of `hash` into the stash of table `table` of the
+    /// chain, counts it and records it, as an insert does that reaches an
+    /// older table while a snapshot reads it and finds no path there.
+    fn stash_hash_into(&self, table: usize, hash: u64);
+
     /// A hash whose first bucket in table `table` is `bucket` and whose
     /// fingerprint there is `fp`.
     fn hash_into(&self, table: usize, bucket: u64, fp: u32) -> u64;
@@ -190,6 +195,10 @@ impl<S> GrowableHooks for GrowableCuckooFilter<S> {
 
     fn insert_hash_into(&self, table: usize, hash: u64) -> bool {
         self.insert_hash_into_table(table, hash)
+    }
+
+    fn stash_hash_into(&self, table: usize, hash: u64) {
+        self.stash_hash_into_table(table, hash);
     }
 
     fn hash_into(&self, table: usize, bucket: u64, fp: u32) -> u64 {

@@ -6,28 +6,32 @@
 //! Each model builds a chain of three tables (6, 24 and 96 buckets) by the
 //! test hooks, without covering, then races the covering of the oldest table
 //! against an insert into it (as an insert through a chain loaded before a
-//! growth, or one past a crowded bucket pair, reaches an older table), against
-//! lookups of its items, or against the insert and remove of a colliding twin
-//! whose remove takes another item's copy. Four models, eight tests with both role
+//! growth, or one past a crowded bucket pair, reaches an older table),
+//! against a put into its stash (an insert that reached it while a snapshot
+//! read it, into the stash's line or into a line it chains), against lookups
+//! of its items, or against the insert and remove of a colliding twin whose
+//! remove takes another item's copy. Six models, twelve tests with both role
 //! assignments. What is checked, in every interleaving: the inserting thread
 //! finds its item once its insert returned, lookups find the table's items
 //! throughout, the twin's thread finds the other item once its remove
 //! returned, and afterwards every item of the covered table is found, with
 //! the table behind the summary, and `len()` is exact.
 //!
-//! Mutations they catch (preemption bound 2; all eight
-//! tests pass at 3): an insert that does not record its item in a pending
-//! summary (the four insert models fail); the covering reading the words by
-//! plain loads instead of read-modify-writes (the same four); a reading
-//! believed without checking the relocation counters (both
-//! `move_during_covering` and both `remove_during_covering` models); the
-//! covering published before its reading (all six then in the file,
-//! `lookups_during_covering` among them). Not caught: a remove whose
-//! announcement does not bump the counter (`Snapshot::announce` a plain
-//! load): the covering reads the buckets in order, and a twin's remove,
-//! taking from the pair's lower bucket first, moves a copy only forward
-//! (see `remove_during_covering`), so all eight pass; the lookup models of
-//! `collision.rs` catch it.
+//! Mutations they catch (preemption bound 2; all twelve tests pass at 3):
+//! an insert that does not record its item in a pending summary (the four
+//! insert models fail); the covering reading the words by plain loads
+//! instead of read-modify-writes (the same four); a stash put by a Release
+//! CAS, without the Acquire half that shows it the pending summary (all four
+//! stash models); the covering following the links between the stash's
+//! lines by loads (both chained-put models); a reading believed without
+//! checking the relocation counters (both `move_during_covering` and both
+//! `remove_during_covering` models); the covering published before its
+//! reading (all six then in the file, `lookups_during_covering` among
+//! them). Not caught: a remove whose announcement does not bump the counter
+//! (`Snapshot::announce` a plain load): the covering reads the buckets in
+//! order, and a twin's remove, taking from the pair's lower bucket first,
+//! moves a copy only forward (see `remove_during_covering`), so all pass;
+//! the lookup models of `collision.rs` catch it.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg lockfree_cuckoo_filter_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom \
@@ -267,4 +271,60 @@ fn remove_during_covering_racer_spawned() {
 #[test]
 fn remove_during_covering_roles_swapped() {
     remove_during_covering(Roles::RacerOnMain);
+}
+
+/// A stash put into the first table while it is covered (an insert that
+/// reached the table while a snapshot read it, and found no path): the
+/// inserting thread finds its item once the put returned, and everyone
+/// after. With `chained`, the stash's line (one entry under loom) already
+/// holds another item, so the put chains a new line after it, which the
+/// covering may or may not have reached.
+fn stash_put_during_covering(roles: Roles, chained: bool) {
+    check(move || {
+        let f = three_tables(&[]);
+        let items = aimed(&f, 1, 0, 2);
+        let (x, earlier) = (items[0], items[1]);
+        if chained {
+            f.stash_hash_into(0, earlier);
+        }
+        let cover = {
+            let f = f.clone();
+            move || f.cover_now()
+        };
+        let put = {
+            let f = f.clone();
+            move || {
+                f.stash_hash_into(0, x);
+                assert!(f.contains_hash(x), "own stash put missed");
+            }
+        };
+        race(roles, cover, put);
+        assert_eq!(f.covered_tables(), 1);
+        assert!(f.contains_hash(x), "stashed item of a covered table missed");
+        assert!(
+            !chained || f.contains_hash(earlier),
+            "earlier stash entry missed"
+        );
+        assert_eq!(f.len(), 1 + usize::from(chained));
+    });
+}
+
+#[test]
+fn stash_put_during_covering_racer_spawned() {
+    stash_put_during_covering(Roles::RacerSpawned, false);
+}
+
+#[test]
+fn stash_put_during_covering_roles_swapped() {
+    stash_put_during_covering(Roles::RacerOnMain, false);
+}
+
+#[test]
+fn chained_stash_put_during_covering_racer_spawned() {
+    stash_put_during_covering(Roles::RacerSpawned, true);
+}
+
+#[test]
+fn chained_stash_put_during_covering_roles_swapped() {
+    stash_put_during_covering(Roles::RacerOnMain, true);
 }

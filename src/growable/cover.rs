@@ -118,6 +118,15 @@ impl<S> GrowableCuckooFilter<S> {
         let added = self.with_tables(|tables| tables[table].insert_hash(hash).is_ok());
         self.record(added, table, hash)
     }
+
+    /// A stash put into an older table, and its recording, alone (for the
+    /// test hooks): what an insert into that table does when a snapshot
+    /// reads it and no path is left.
+    #[cfg(any(test, feature = "test-hooks"))]
+    pub(crate) fn stash_hash_into_table(&self, table: usize, hash: u64) {
+        self.with_tables(|tables| tables[table].stash_hash(hash));
+        self.record(true, table, hash);
+    }
 }
 
 /// Whether the reading of table `k` of the chain by a covering is to be

@@ -4,8 +4,9 @@
 //!
 //! A thread that finds the link null allocates a block and publishes it by
 //! compare-and-swap (Release, so that the block's contents are initialised
-//! for whoever loads the link with Acquire); a thread that loses the race
-//! frees its own block and takes the winner's. Nothing is freed while the
+//! for whoever loads the link with Acquire; Acquire, so that a chaining
+//! after a reader's [`Link::get_in_order`] sees what that reader did before);
+//! a thread that loses the race frees its own block and takes the winner's. Nothing is freed while the
 //! owner lives, so a reference to a chained block lasts as long as the
 //! owner's.
 
@@ -38,6 +39,26 @@ impl<T: Chained> Link<T> {
         // with `Box::into_raw`, freed only by `free_chain`, which the owner
         // of the whole chain calls with `&mut`.
         unsafe { self.next.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// The block chained after this link, if any, read in the link's
+    /// modification order: a compare-and-swap of null for null (AcqRel)
+    /// where [`Self::get`] loads. A chaining that comes after this reading
+    /// reads it with its own compare-and-swap, so it synchronizes with it,
+    /// and the chaining thread sees what this one did before reading; one
+    /// that came before is seen. For a reader that must either reach every
+    /// block chained while it reads or be seen by whoever chains it (a
+    /// growable filter's covering, see `Table::read_fingerprints`).
+    pub(crate) fn get_in_order(&self) -> Option<&T> {
+        let null = std::ptr::null_mut();
+        match self
+            .next
+            .compare_exchange(null, null, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => None,
+            // SAFETY: as in `get`.
+            Err(next) => Some(unsafe { &*next }),
+        }
     }
 
     /// The block chained after this link, chaining `make()` if there is none.

@@ -38,6 +38,7 @@
 //! [`stash`]: super::stash
 
 use super::front::{may_complete, View};
+use super::walk::Reads;
 use super::Table;
 use crate::fingerprint::Width;
 use crate::sync::Ordering;
@@ -138,13 +139,10 @@ impl<W: Width> Table<W> {
         front.advance(self.stash_chunk());
         self.relocations.advance_all();
         let mut stashed = Vec::new();
-        self.stash.visit(
-            |cell| cell.load(Ordering::Acquire),
-            |lower, fp| {
-                // Below 2^32: see `stash`.
-                stashed.push((lower as u32, fp));
-            },
-        );
+        self.stash.visit(Reads::Loads, |lower, fp| {
+            // Below 2^32: see `stash`.
+            stashed.push((lower as u32, fp));
+        });
         drop(front);
         // In the format's order (docs/FORMAT.md).
         stashed.sort_unstable();

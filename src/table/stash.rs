@@ -54,6 +54,7 @@ use std::cell::Cell;
 use super::front::may_complete;
 use super::path::{self, RootPut};
 use super::relocation;
+use super::walk::Reads;
 use super::{Position, Table};
 use crate::fingerprint::Width;
 use crate::sync::chain::{self, Chained, Link};
@@ -183,11 +184,13 @@ impl Stash {
         loop {
             for cell in &line.cells {
                 // AcqRel. Acquire for a growable filter's covering, which reads
-                // every cell by an AcqRel read-modify-write after publishing
-                // its pending summary (`Table::read_fingerprints`): a put that
-                // comes after that read in the cell's order synchronizes with
-                // it, so the inserting thread sees the pending summary and
-                // records its item. Release, as every CAS of a bucket word:
+                // every cell, and every link to a chained line, by an AcqRel
+                // read-modify-write after publishing its pending summary
+                // (`Table::read_fingerprints`): a put that comes after that
+                // read in the cell's order (or into a line chained after the
+                // reading of its link, the chaining's CAS being AcqRel too)
+                // synchronizes with it, so the inserting thread sees the
+                // pending summary and records its item. Release, as every CAS of a bucket word:
                 // a search that reads the entry sees what came before it.
                 if cell
                     .compare_exchange(0, new, Ordering::AcqRel, Ordering::Acquire)
@@ -237,13 +240,20 @@ impl Stash {
         false
     }
 
-    /// Calls `f(lower, fp)` for every entry, each read by `read`.
-    pub(crate) fn visit(&self, read: impl Fn(&AtomicU64) -> u64, mut f: impl FnMut(u64, u32)) {
-        for cell in self.lines.iter().flat_map(Line::cells) {
-            let e = read(cell);
-            if e != 0 {
-                let (lower, fp) = parts(e);
-                f(lower, fp);
+    /// Calls `f(lower, fp)` for every entry, line by line, each line's
+    /// entries and then its link read as `reads` says.
+    pub(crate) fn visit(&self, reads: Reads, mut f: impl FnMut(u64, u32)) {
+        for first in self.lines.iter() {
+            let mut line = Some(first);
+            while let Some(l) = line {
+                for cell in &l.cells {
+                    let e = reads.word(cell);
+                    if e != 0 {
+                        let (lower, fp) = parts(e);
+                        f(lower, fp);
+                    }
+                }
+                line = reads.link(&l.next);
             }
         }
     }
@@ -326,12 +336,8 @@ impl<W: Width> Table<W> {
             return;
         }
         let mut entries = Vec::new();
-        self.stash.visit(
-            |cell| cell.load(Ordering::Acquire),
-            |lower, fp| {
-                entries.push((lower, fp));
-            },
-        );
+        self.stash
+            .visit(Reads::Loads, |lower, fp| entries.push((lower, fp)));
         for (lower, fp) in entries {
             self.unstash(lower, fp);
         }
@@ -406,7 +412,7 @@ mod tests {
         assert!(s.holds(7, 3) && s.holds(8, 3) && !s.holds(7, 4) && !s.holds(9, 3));
         assert!(s.take(7, 3) && s.take(7, 3) && !s.take(7, 3));
         let mut left = Vec::new();
-        s.visit(|c| c.load(Ordering::Acquire), |b, fp| left.push((b, fp)));
+        s.visit(Reads::Loads, |b, fp| left.push((b, fp)));
         assert_eq!(left, [(8, 3)]);
         assert!(s.take(8, 3) && s.is_empty());
         // The largest bucket and fingerprint round-trip.

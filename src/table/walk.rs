@@ -4,7 +4,40 @@
 
 use super::Table;
 use crate::fingerprint::Width;
+use crate::sync::chain::{Chained, Link};
 use crate::sync::{AtomicU64, Ordering};
+
+/// How a walk reads the table's words and the stash's entries, and follows
+/// the links between the stash's lines.
+#[derive(Clone, Copy)]
+pub(crate) enum Reads {
+    /// Acquire loads: exact when no operation is in flight.
+    Loads,
+    /// Read-modify-writes that leave each word and link as it is (AcqRel),
+    /// each reading placed in its word's modification order: see
+    /// [`Table::read_fingerprints`].
+    InOrder,
+}
+
+impl Reads {
+    /// The value of `cell`.
+    #[inline]
+    pub(crate) fn word(self, cell: &AtomicU64) -> u64 {
+        match self {
+            Self::Loads => cell.load(Ordering::Acquire),
+            Self::InOrder => cell.fetch_or(0, Ordering::AcqRel),
+        }
+    }
+
+    /// The block chained after `link`, if any.
+    #[inline]
+    pub(crate) fn link<T: Chained>(self, link: &Link<T>) -> Option<&T> {
+        match self {
+            Self::Loads => link.get(),
+            Self::InOrder => link.get_in_order(),
+        }
+    }
+}
 
 impl<W: Width> Table<W> {
     /// Number of words that hold buckets (the rest of the last line is padding).
@@ -42,10 +75,13 @@ impl<W: Width> Table<W> {
     /// synchronizes with it, and the putting thread sees whatever the reader
     /// published before reading (the growable filter's pending summary, which
     /// tells it to record its own item). Value-compared CASes of other
-    /// threads are unaffected by a write of the same value.
+    /// threads are unaffected by a write of the same value. The links
+    /// between the stash's lines are read the same way, so a put into a
+    /// line chained while this reads is reached or sees what came before
+    /// the reading ([`Link::get_in_order`]).
     pub(crate) fn read_fingerprints(&self, f: impl FnMut(u64, u32)) -> bool {
         let before = self.relocations.counts();
-        self.visit_fingerprints(|cell| cell.fetch_or(0, Ordering::AcqRel), f);
+        self.visit_fingerprints(Reads::InOrder, f);
         self.relocations.counts_are(&before)
     }
 
@@ -53,21 +89,21 @@ impl<W: Width> Table<W> {
     /// entry. Exact only when
     /// no operation is in flight.
     pub(crate) fn for_each_fingerprint(&self, f: impl FnMut(u64, u32)) {
-        self.visit_fingerprints(|cell| cell.load(Ordering::Acquire), f);
+        self.visit_fingerprints(Reads::Loads, f);
     }
 
     /// Calls `f(bucket, fingerprint)` for every occupied slot, bucket by
     /// bucket, then for every entry of the stash (at its pair's lower
-    /// bucket), each word read by `read`.
-    fn visit_fingerprints(&self, read: impl Fn(&AtomicU64) -> u64, mut f: impl FnMut(u64, u32)) {
+    /// bucket), each word read as `reads` says.
+    fn visit_fingerprints(&self, reads: Reads, mut f: impl FnMut(u64, u32)) {
         for bucket in 0..self.buckets {
-            let words = self.read_bucket(bucket, &read);
+            let words = self.read_bucket(bucket, |cell| reads.word(cell));
             for &fp in &self.bucket_fingerprints(&words, bucket)[..W::SLOTS as usize] {
                 if fp != 0 {
                     f(bucket, fp);
                 }
             }
         }
-        self.stash.visit(read, f);
+        self.stash.visit(reads, f);
     }
 }
