@@ -43,9 +43,12 @@
 //! `par_insert_all`, the item itself (`size_of::<T>()`; whatever the item owns
 //! on the heap it owned before the load too). A task reserves its share of the
 //! budget (the budget divided by rayon's threads) from a counter when it first
-//! needs room and returns it when it finishes; a task that finds the budget
-//! spent inserts its items one at a time as they come, with no scratch at
-//! all. That happens only when a thread that waits for parallel work (the
+//! needs room and returns it when it finishes. It allocates its scratch as
+//! its items come, doubling up to that share, so a budget is a bound, not an
+//! allocation (ten items under a budget of 1 TiB take a few KiB), and an
+//! allocation the system refuses ends the task's pass early rather than the
+//! process. A task that finds the budget spent inserts its items one at a
+//! time as they come, with no scratch at all. That happens only when a thread that waits for parallel work (the
 //! other half of a pass's inserts, or a `map` whose closure uses rayon) runs
 //! other tasks meanwhile, so that more tasks than threads are live. So the
 //! held items never exceed the budget, whatever rayon's scheduling. Besides

@@ -67,6 +67,10 @@ impl Meter {
     }
 }
 
+/// Items a task's scratch first holds; it doubles from there as items come,
+/// up to the task's share of the budget (32 KiB of hashes).
+const FIRST_SCRATCH: usize = 1 << 12;
+
 /// The items of scratch not yet reserved by a task.
 pub(super) struct Budget {
     free: AtomicUsize,
@@ -366,10 +370,9 @@ impl<'a, W: Width, T, G: GiveBack<T>> Pass<'a, W, T, G> {
         if !self.asked {
             self.asked = true;
             self.room = self.budget.take();
-            self.hashes.reserve_exact(self.room);
-            if std::mem::size_of::<T>() > 0 {
-                self.items.reserve_exact(self.room);
-            }
+        }
+        if self.room > 0 && self.hashes.len() == self.hashes.capacity().min(self.items.capacity()) {
+            self.grow();
         }
         if self.room == 0 {
             // No scratch: insert it now.
@@ -396,6 +399,26 @@ impl<'a, W: Width, T, G: GiveBack<T>> Pass<'a, W, T, G> {
             self.flush();
         }
         self
+    }
+
+    /// Makes room in the full scratch for one more item: doubles it (from
+    /// [`FIRST_SCRATCH`] items), never past the task's share. The share is
+    /// what the task may hold, not what it allocates: a load of ten items
+    /// holds ten, whatever the budget. Where the allocator refuses, the task
+    /// keeps the scratch it has as its share, flushing it now, and returns
+    /// the rest to the budget (with none, it inserts one at a time).
+    #[cold]
+    fn grow(&mut self) {
+        let len = self.hashes.len();
+        debug_assert!(len < self.room);
+        let more = len.max(FIRST_SCRATCH).min(self.room - len);
+        if self.hashes.try_reserve_exact(more).is_ok() && self.items.try_reserve_exact(more).is_ok()
+        {
+            return;
+        }
+        self.budget.give_back(self.room - len);
+        self.room = len;
+        self.flush();
     }
 
     /// Inserts the pass held, in table order if it is large enough, and

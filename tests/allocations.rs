@@ -1,7 +1,8 @@
-//! What `read_from` and `write_to` allocate, counted by a global allocator
-//! (this file's own test binary, so that no other test's allocations mix
-//! in): a reader that claims a huge table and then ends costs what it
-//! delivered, and a filter read or written costs its table plus a buffer.
+//! What the crate allocates, counted by a global allocator (this file's own
+//! test binary, so that no other test's allocations mix in): a reader that
+//! claims a huge table and then ends costs what it delivered, a filter read
+//! or written costs its table plus a buffer, and a bulk load's scratch
+//! holds what its items need, not the budget it may use.
 
 mod common;
 
@@ -10,6 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use common::mix;
+#[cfg(feature = "rayon")]
+use lockfree_cuckoo_filter::BulkOptions;
 use lockfree_cuckoo_filter::{CuckooFilter, DecodeError, ReadError};
 
 struct Counting;
@@ -130,4 +133,28 @@ fn reading_and_writing_a_filter_cost_its_table_and_a_buffer() {
         "read_from: {read_peak} bytes for {table}"
     );
     assert_eq!(g.len(), 7_000_000);
+}
+
+/// A bulk load allocates scratch as its items come, within the budget: ten
+/// items under a budget of 1 TiB (a caller's "no limit") load without
+/// asking for the budget, and under the default one hold a few KiB, not
+/// the task's share of 256 MiB.
+#[cfg(feature = "rayon")]
+#[test]
+fn a_bulk_load_allocates_what_its_items_need_not_its_budget() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    // Over 4 MiB of table, so that the load sorts its passes in scratch.
+    let f = CuckooFilter::with_capacity(3_000_000);
+    let huge = BulkOptions::new().scratch_bytes(1 << 40);
+    let (r, peak) = peak_of(|| f.par_insert_all_with(0..10u64, huge));
+    assert_eq!(r, Ok(10));
+    assert!(peak < MIB, "ten items, budget 1 TiB: {peak} bytes");
+    let (r, peak) = peak_of(|| f.par_insert_all(10..20u64));
+    assert_eq!(r, Ok(10));
+    assert!(peak < MIB, "ten items, default budget: {peak} bytes");
+    // A load larger than the first scratch grows it, all items found.
+    let (r, peak) = peak_of(|| f.par_insert_all_with(20..1_000_020u64, huge));
+    assert_eq!(r, Ok(1_000_000));
+    assert!(peak < 48 * MIB, "10^6 items, budget 1 TiB: {peak} bytes");
+    assert!((0..1_000_020u64).all(|i| f.contains(&i)));
 }
