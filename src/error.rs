@@ -1,5 +1,10 @@
 //! Typed errors: those of inserts, of the builders and of allocation here;
 //! those of decoding, merging and bulk inserts beside them.
+//!
+//! Each error's message is whole: where it wraps another error it includes
+//! that error's message, so its `source()` is what lies under the wrapped
+//! error (nothing, for this crate's own), and a report that prints the
+//! chain prints each message once.
 
 #[cfg(feature = "rayon")]
 mod bulk;

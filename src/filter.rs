@@ -304,8 +304,9 @@ impl<S> CuckooFilter<S> {
         crate::builder::capacity_at(self.table.buckets(), self.table.bits(), self.sized_for)
     }
 
-    /// The number of slots (four per bucket): an upper bound on
-    /// [`len`](Self::len).
+    /// The number of slots (`bucket_count` times the layout's
+    /// [`slots_per_bucket`](FingerprintBits::slots_per_bucket), four at the
+    /// default width): an upper bound on [`len`](Self::len).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;
@@ -331,7 +332,8 @@ impl<S> CuckooFilter<S> {
     }
 
     /// The fraction of slots in use: `len / slots`. Inserts reliably succeed
-    /// up to 0.95.
+    /// up to 0.93 to 0.99, by layout (0.95 at the default width; see
+    /// [Limits](crate#limits)).
     ///
     /// ```
     /// use lockfree_cuckoo_filter::CuckooFilter;

@@ -303,10 +303,11 @@
 //!   shares its fingerprint and buckets (with the false-positive probability);
 //!   that item then reads as absent. Remove only what you inserted.
 //! * One item can be inserted at most twice
-//!   [`slots_per_bucket`](FingerprintBits::slots_per_bucket) times (two
-//!   buckets: 8 at the default width, 10 or 12 at some others); the next copy
-//!   fails with [`InsertError::Full`] (in a growable filter,
-//!   [`InsertError::TooManyCopies`]).
+//!   [`slots_per_bucket`](FingerprintBits::slots_per_bucket) times into one
+//!   table (two buckets: 8 at the default width, 6 to 16 at the others); the
+//!   next copy fails with [`InsertError::Full`]. A growable filter then
+//!   grows while its newest table has fewer than 1024 buckets, and past that
+//!   answers [`InsertError::TooManyCopies`].
 //! * Tables have at most 2^32 buckets (about 16·10^9 items).
 //! * Pre-hashed forms (`insert_hash` and friends) need well-mixed 64-bit hashes.
 //! * Merging growable filters that have both grown past their first table

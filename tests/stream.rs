@@ -259,6 +259,29 @@ fn a_failing_reader_is_an_io_error_not_a_format_error() {
     }
 }
 
+/// A report that prints an error and its sources names the reader's error
+/// once: the message includes it, so the source is what lies under it.
+#[test]
+fn a_read_errors_chain_names_the_readers_error_once() {
+    let bytes = filled(FingerprintBits::Bits16, 1000, 3000).to_bytes();
+    let err = CuckooFilter::read_from(Failing {
+        bytes: &bytes,
+        left: 100,
+    })
+    .unwrap_err();
+    let mut report = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(e) = source {
+        report += &format!(": {e}");
+        source = e.source();
+    }
+    let reader_said = match &err {
+        ReadError::Io(e) => e.to_string(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(report.matches(&reader_said).count(), 1, "{report}");
+}
+
 /// A writer that fails after `left` bytes.
 struct Full {
     out: Vec<u8>,

@@ -31,12 +31,15 @@ pub enum MergeError {
     /// let build = |bits| CuckooFilter::builder().capacity(1000).fingerprint_bits(bits).seed(1).build();
     /// let (a, b) = (build(FingerprintBits::Bits16)?, build(FingerprintBits::Bits8)?);
     /// assert!(matches!(a.merge(&b), Err(MergeError::FingerprintBitsMismatch { .. })));
+    /// // Two layouts of one width: the message names them.
+    /// let (c, d) = (build(FingerprintBits::Bits12)?, build(FingerprintBits::Ranked6)?);
+    /// assert!(c.merge(&d).unwrap_err().to_string().contains("layout Ranked6 (12-bit"));
     /// # Ok::<(), lockfree_cuckoo_filter::BuildError>(())
     /// ```
     FingerprintBitsMismatch {
-        /// The width of the filter merged into.
+        /// The layout of the filter merged into.
         ours: FingerprintBits,
-        /// The width of the filter merged from.
+        /// The layout of the filter merged from.
         theirs: FingerprintBits,
     },
     /// The filters have different bucket counts, so an item's buckets differ
@@ -97,8 +100,9 @@ impl fmt::Display for MergeError {
         match *self {
             MergeError::FingerprintBitsMismatch { ours, theirs } => write!(
                 f,
-                "cannot merge a filter of {}-bit fingerprints into one of {}-bit fingerprints: \
-                 build both with the same false-positive rate (or fingerprint width)",
+                "cannot merge a filter of layout {theirs:?} ({}-bit fingerprints) into one of \
+                 layout {ours:?} ({}-bit fingerprints): build both with the same false-positive \
+                 rate (or fingerprint layout)",
                 theirs.bits(),
                 ours.bits()
             ),

@@ -45,11 +45,14 @@ impl fmt::Display for ReadError {
     }
 }
 
+/// The message includes the reader's error, or is the decoder's, so the
+/// source is what lies under that error (as for every error of this crate:
+/// a report that prints the chain prints each message once).
 impl std::error::Error for ReadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Io(e) => Some(e),
-            Self::Decode(e) => Some(e),
+            Self::Io(e) => e.source(),
+            Self::Decode(e) => e.source(),
         }
     }
 }

@@ -104,6 +104,7 @@ mod tests;
 
 use std::fmt;
 
+use crate::error::BuildError;
 use crate::hasher::DefaultHashBuilder;
 use crate::sync::published::{Arc, Current, Published};
 use crate::table::AnyTable;
@@ -187,8 +188,9 @@ impl GrowableCuckooFilter {
     /// # Panics
     ///
     /// If the first table cannot be addressed or allocated, like
-    /// [`CuckooFilter::with_capacity`]; the [`builder`](Self::builder) returns
-    /// an error instead.
+    /// [`CuckooFilter::with_capacity`]. Use
+    /// [`try_with_capacity`](Self::try_with_capacity) or the
+    /// [`builder`](Self::builder) to get an error instead.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::GrowableCuckooFilter;
@@ -200,10 +202,25 @@ impl GrowableCuckooFilter {
     /// # Ok::<(), lockfree_cuckoo_filter::InsertError>(())
     /// ```
     pub fn with_capacity(initial: usize) -> Self {
-        match Self::builder().initial_capacity(initial).build() {
+        match Self::try_with_capacity(initial) {
             Ok(f) => f,
             Err(e) => panic!("GrowableCuckooFilter::with_capacity({initial}): {e}"),
         }
+    }
+
+    /// Like [`with_capacity`](Self::with_capacity), but returns an error
+    /// instead of panicking.
+    ///
+    /// ```
+    /// use lockfree_cuckoo_filter::{BuildError, GrowableCuckooFilter};
+    /// assert!(GrowableCuckooFilter::try_with_capacity(1000).is_ok());
+    /// assert!(matches!(
+    ///     GrowableCuckooFilter::try_with_capacity(usize::MAX),
+    ///     Err(BuildError::CapacityTooLarge { .. })
+    /// ));
+    /// ```
+    pub fn try_with_capacity(initial: usize) -> Result<Self, BuildError> {
+        Self::builder().initial_capacity(initial).build()
     }
 
     /// A builder for the options: initial capacity, false-positive rate,
