@@ -158,9 +158,12 @@ impl BulkOptions {
     /// The most memory the load holds at once for the items it has taken but
     /// not yet inserted, over all its tasks: a `u64` hash per item, plus the
     /// item (`size_of::<T>()`) where the load must be able to give it back.
-    /// A budget smaller than one item loads the items one at a time as they
-    /// come (no sorting, no scratch). Besides it: the sorts' counters (a few
-    /// KiB per task), and the items that did not fit, which are the result.
+    /// It is a bound, not an allocation: the scratch grows with the items
+    /// held, so a budget larger than the load needs costs nothing
+    /// (`usize::MAX` sets no limit). A budget smaller than one item loads
+    /// the items one at a time as they come (no sorting, no scratch).
+    /// Besides it: the sorts' counters (a few KiB per task), and the items
+    /// that did not fit, which are the result.
     ///
     /// ```
     /// use lockfree_cuckoo_filter::{BulkOptions, CuckooFilter};
