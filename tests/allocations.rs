@@ -152,9 +152,14 @@ fn a_bulk_load_allocates_what_its_items_need_not_its_budget() {
     let (r, peak) = peak_of(|| f.par_insert_all(10..20u64));
     assert_eq!(r, Ok(10));
     assert!(peak < MIB, "ten items, default budget: {peak} bytes");
+    let unlimited = BulkOptions::new().scratch_bytes(usize::MAX);
+    assert_eq!(
+        f.par_insert_all_with(1_000_020..1_000_030u64, unlimited),
+        Ok(10)
+    );
     // A load larger than the first scratch grows it, all items found.
     let (r, peak) = peak_of(|| f.par_insert_all_with(20..1_000_020u64, huge));
     assert_eq!(r, Ok(1_000_000));
     assert!(peak < 48 * MIB, "10^6 items, budget 1 TiB: {peak} bytes");
-    assert!((0..1_000_020u64).all(|i| f.contains(&i)));
+    assert!((0..1_000_030u64).all(|i| f.contains(&i)));
 }
