@@ -120,8 +120,8 @@ impl Connection {
                                     return Ok(End::Closed);
                                 }
                                 Action::Save => self.save(&shared).await,
-                                Action::Shutdown { save } => {
-                                    if self.shutdown(&shared, save).await {
+                                Action::Shutdown { save, force } => {
+                                    if self.shutdown(&shared, save, force).await {
                                         return Ok(End::Shutdown);
                                     }
                                 }
@@ -160,13 +160,14 @@ impl Connection {
         }
     }
 
-    /// Sends the replies gathered so far, leaving the write buffer empty;
-    /// none once the server is stopping (a reply may acknowledge a write its
-    /// final save does not hold), when the connection ends with
-    /// [`STOPPING`]'s kind of error.
+    /// Sends the replies gathered so far, leaving the write buffer empty.
+    /// While a stop is undecided it holds them (a reply may acknowledge a
+    /// write the final save does not hold), and sends them if the stop is
+    /// cancelled; once the server is stopping it sends none, and the
+    /// connection ends with [`STOPPING`]'s kind of error.
     async fn flush(&mut self, shared: &Shared) -> io::Result<()> {
         if !self.output.is_empty() {
-            if !shared.may_reply() {
+            if !shared.may_reply().await {
                 return Err(io::Error::new(STOPPING, "the server is stopping"));
             }
             self.stream.write_all(&self.output).await?;
@@ -176,32 +177,57 @@ impl Connection {
     }
 
     /// `SAVE`: on a blocking thread, after any save under way; only this
-    /// connection waits for it.
+    /// connection waits for it. A failure is logged as well as answered.
     async fn save(&mut self, shared: &Arc<Shared>) {
         let store = Arc::clone(&shared.store);
         let done = tokio::task::spawn_blocking(move || store.save()).await;
         let mut reply = Reply::new(&mut self.output, self.session.resp3);
         match done {
             Ok(Ok(_)) => reply.ok(),
-            Ok(Err(e)) => reply.error(&format!("ERR saving failed: {e}")),
-            Err(_) => reply.error("ERR saving failed"),
+            Ok(Err(e)) => {
+                eprintln!(
+                    "cuckoo-server: SAVE to {} failed: {e}",
+                    shared.store.path().display()
+                );
+                reply.error(&format!("ERR saving failed: {e}"));
+            }
+            Err(e) => {
+                eprintln!("cuckoo-server: SAVE failed: {e}");
+                reply.error("ERR saving failed");
+            }
         }
     }
 
     /// `SHUTDOWN`: saves if asked, then tells the server to stop; whether
-    /// it did (a failed save leaves the server running, as Redis does).
-    async fn shutdown(&mut self, shared: &Arc<Shared>, save: bool) -> bool {
-        shared.begin_stop();
+    /// it did. A failed save is logged, and leaves the server running (as
+    /// Redis does) unless `force`.
+    async fn shutdown(&mut self, shared: &Arc<Shared>, save: bool, force: bool) -> bool {
+        let stop = shared.begin_stop();
         if save {
             let store = Arc::clone(&shared.store);
-            let saved = tokio::task::spawn_blocking(move || store.save()).await;
-            if !matches!(saved, Ok(Ok(_))) {
-                shared.cancel_stop();
-                Reply::new(&mut self.output, self.session.resp3)
-                    .error("ERR Errors trying to SHUTDOWN. Check logs.");
-                return false;
+            let saved = tokio::task::spawn_blocking(move || store.save())
+                .await
+                .map_err(|e| io::Error::other(e.to_string()))
+                .and_then(|saved| saved);
+            if let Err(e) = saved {
+                let path = shared.store.path().display();
+                if !force {
+                    eprintln!(
+                        "cuckoo-server: the save to {path} before SHUTDOWN failed, \
+                         so the server goes on: {e}"
+                    );
+                    drop(stop);
+                    Reply::new(&mut self.output, self.session.resp3)
+                        .error("ERR Errors trying to SHUTDOWN. Check logs.");
+                    return false;
+                }
+                eprintln!(
+                    "cuckoo-server: the save to {path} before SHUTDOWN failed, \
+                     stopping anyway (FORCE): {e}"
+                );
             }
         }
+        stop.commit();
         shared.shutdown.notify_one();
         true
     }

@@ -65,27 +65,45 @@ pub async fn run(config: Config) -> Result<(), String> {
     wait_for_stop(&shared).await
 }
 
-/// Waits for `SHUTDOWN` (its save is done), or for SIGTERM or SIGINT (then
-/// saves if saves are scheduled, as Redis does); then for a background save
-/// under way to end. From the stop on no connection sends a reply, so that
-/// every write acknowledged is in the last save
+/// Waits for `SHUTDOWN` (its save is done, and its stop committed), or for
+/// SIGTERM or SIGINT (then saves if saves are scheduled, as Redis does);
+/// then for a background save under way to end. A signal whose save fails
+/// does not stop the server: the error is logged and it goes on serving
+/// (as Redis does), and the next signal tries again. While a stop is
+/// undecided connections hold their replies, and once one is committed they
+/// send none, so that every write acknowledged is in the last save
 /// ([`Shared::begin_stop`]).
 async fn wait_for_stop(shared: &Arc<Shared>) -> Result<(), String> {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
-    let signalled = tokio::select! {
-        _ = shared.shutdown.notified() => false,
-        _ = term.recv() => true,
-        _ = tokio::signal::ctrl_c() => true,
-    };
-    shared.begin_stop();
-    if signalled && shared.config.save.is_some() {
-        let store = Arc::clone(&shared.store);
-        match tokio::task::spawn_blocking(move || store.save()).await {
-            Ok(Ok(report)) => println!("{report} before stopping"),
-            Ok(Err(e)) => return Err(format!("the save before stopping failed: {e}")),
-            Err(e) => return Err(format!("the save before stopping failed: {e}")),
+    loop {
+        let signal = tokio::select! {
+            _ = shared.shutdown.notified() => break,
+            _ = term.recv() => "SIGTERM",
+            _ = tokio::signal::ctrl_c() => "SIGINT",
+        };
+        let stop = shared.begin_stop();
+        if shared.config.save.is_some() {
+            let store = Arc::clone(&shared.store);
+            let saved = tokio::task::spawn_blocking(move || store.save())
+                .await
+                .map_err(|e| io::Error::other(e.to_string()))
+                .and_then(|saved| saved);
+            match saved {
+                Ok(report) => println!("{report} before stopping"),
+                Err(e) => {
+                    eprintln!(
+                        "cuckoo-server: {signal}: Error trying to save the DB to {}, \
+                         can't exit; serving on: {e}",
+                        shared.store.path().display()
+                    );
+                    drop(stop);
+                    continue;
+                }
+            }
         }
+        stop.commit();
+        break;
     }
     let store = Arc::clone(&shared.store);
     let _ = tokio::task::spawn_blocking(move || store.finish_background_save()).await;

@@ -385,3 +385,227 @@ fn sigkill_in_the_middle_of_a_load_loses_no_saved_key() {
         .unwrap_err();
     assert!(error_text(&e).contains("wrong number of arguments"));
 }
+
+/// Makes every save into `dir` fail until [`let_saves_succeed`]: a
+/// directory where the save file goes makes the rename over it fail (it
+/// fails whoever runs the test, root included).
+fn make_saves_fail(dir: &std::path::Path) {
+    std::fs::create_dir(dir.join("dump.cuckoo")).unwrap();
+}
+
+fn let_saves_succeed(dir: &std::path::Path) {
+    std::fs::remove_dir(dir.join("dump.cuckoo")).unwrap();
+}
+
+/// A signal whose save fails does not stop the server: it says why on
+/// stderr and goes on serving; the next signal saves and stops.
+#[test]
+fn a_failed_save_on_a_signal_keeps_the_server_serving() {
+    let dir = TempDir::new("sigterm-fails");
+    let mut server = Server::start(dir.path(), &["--save", "3600"]);
+    let con = &mut server.connect();
+    for i in 0..100 {
+        let _: i64 = cmd("CF.ADD").arg("f").arg(i).query(con).unwrap();
+    }
+    make_saves_fail(dir.path());
+    terminate(&server);
+    let logged = server.stderr_line("Is a directory", Duration::from_secs(20));
+    assert!(
+        server.running(),
+        "the server stopped though its save failed; stderr: {}",
+        server.stderr()
+    );
+    let line = logged.expect("the failed save is logged");
+    assert!(line.starts_with("cuckoo-server: "), "{line}");
+    for i in 100..200 {
+        let added: i64 = cmd("CF.ADD").arg("f").arg(i).query(con).unwrap();
+        assert_eq!(added, 1);
+    }
+    let_saves_succeed(dir.path());
+    let server = terminate_and_restart(server, dir.path());
+    let con = &mut server.connect();
+    assert!(exists_all(con, "f", (0..200).map(|i| i.to_string())).is_empty());
+}
+
+/// Adds keys `0, 1, ...` to `key`, one request at a time, until `stop` is
+/// set; counts those answered in `acked`, and the connections that ended
+/// under it (an error) in `errors`; after an error it connects again.
+fn write_until(url: &str, key: &str, acked: &AtomicUsize, errors: &AtomicUsize, stop: &AtomicBool) {
+    let client = redis::Client::open(url).unwrap();
+    let mut next = 0usize;
+    'connect: while !stop.load(Ordering::SeqCst) {
+        let Ok(mut con) = client.get_connection() else {
+            // Refused while the server stops, or it is gone.
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        };
+        while !stop.load(Ordering::SeqCst) {
+            match cmd("CF.ADD").arg(key).arg(next).query::<i64>(&mut con) {
+                Ok(1) => {
+                    next += 1;
+                    acked.store(next, Ordering::SeqCst);
+                }
+                Ok(other) => panic!("CF.ADD answered {other}"),
+                Err(_) => {
+                    errors.fetch_add(1, Ordering::SeqCst);
+                    continue 'connect;
+                }
+            }
+        }
+    }
+}
+
+/// A filter of about 100 MB, so that a save takes a while.
+fn reserve_large(con: &mut Connection) {
+    let _: String = cmd("CF.RESERVE")
+        .arg("big")
+        .arg(50_000_000)
+        .arg("EXPANSION")
+        .arg(0)
+        .query(con)
+        .unwrap();
+}
+
+/// A `SHUTDOWN SAVE` whose save fails leaves the other clients connected:
+/// one writing all the while gets every reply, none late of an error.
+#[test]
+fn a_failed_shutdown_disconnects_no_other_client() {
+    let dir = TempDir::new("shutdown-fails");
+    let mut server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    reserve_large(con);
+    make_saves_fail(dir.path());
+    let url = server.url();
+    let (acked, errors, stop) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicBool::new(false),
+    );
+    std::thread::scope(|scope| {
+        scope.spawn(|| write_until(&url, "w", &acked, &errors, &stop));
+        while acked.load(Ordering::SeqCst) < 100 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let e = cmd("SHUTDOWN")
+            .arg("SAVE")
+            .query::<String>(con)
+            .unwrap_err();
+        assert_eq!(error_text(&e), "ERR Errors trying to SHUTDOWN. Check logs.");
+        let after = acked.load(Ordering::SeqCst);
+        while acked.load(Ordering::SeqCst) < after + 100 {
+            assert!(errors.load(Ordering::SeqCst) == 0, "the writer was cut off");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        stop.store(true, Ordering::SeqCst);
+    });
+    assert_eq!(
+        errors.load(Ordering::SeqCst),
+        0,
+        "connections the failed SHUTDOWN closed"
+    );
+    assert!(server.running());
+    let n = acked.load(Ordering::SeqCst);
+    assert!(exists_all(con, "w", (0..n).map(|i| i.to_string())).is_empty());
+}
+
+/// Two stops at once, one failing: a `SHUTDOWN SAVE` whose save fails, and
+/// SIGTERM while it runs, whose save comes next and succeeds. The failed
+/// stop's end does not let replies out while the other's save runs: every
+/// write answered is found after the restart.
+#[test]
+fn a_failed_stop_does_not_release_another() {
+    let dir = TempDir::new("overlapping-stops");
+    let mut server = Server::start(dir.path(), &["--save", "3600"]);
+    let con = &mut server.connect();
+    reserve_large(con);
+    make_saves_fail(dir.path());
+    let url = server.url();
+    let (acked, errors, stop) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicBool::new(false),
+    );
+    let temporary = dir.path().join(".dump.cuckoo.saving");
+    std::thread::scope(|scope| {
+        scope.spawn(|| write_until(&url, "w", &acked, &errors, &stop));
+        while acked.load(Ordering::SeqCst) < 100 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let shutdown = scope.spawn(|| {
+            let mut con = redis::Client::open(url.as_str())
+                .unwrap()
+                .get_connection()
+                .unwrap();
+            cmd("SHUTDOWN").arg("SAVE").query::<String>(&mut con)
+        });
+        // The signal once the SHUTDOWN's save is writing.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !temporary.exists() {
+            assert!(Instant::now() < deadline, "the SHUTDOWN's save never began");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        terminate(&server);
+        let e = shutdown.join().unwrap().unwrap_err();
+        assert_eq!(error_text(&e), "ERR Errors trying to SHUTDOWN. Check logs.");
+        // The signal's save waits for the first; it can succeed now.
+        let_saves_succeed(dir.path());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut signalled_again = false;
+        while server.running() {
+            // Had the signal's save reached its rename first, it failed and
+            // the server went on: signal again.
+            if !signalled_again && server.stderr().contains("can't exit") {
+                terminate(&server);
+                signalled_again = true;
+            }
+            assert!(Instant::now() < deadline, "the server did not stop");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        stop.store(true, Ordering::SeqCst);
+    });
+    assert!(server.wait(Duration::from_secs(1)).success());
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    let n = acked.load(Ordering::SeqCst);
+    let missing = exists_all(con, "w", (0..n).map(|i| i.to_string()));
+    assert!(
+        missing.is_empty(),
+        "{} of {n} acknowledged keys missing, e.g. {:?}",
+        missing.len(),
+        &missing[..missing.len().min(5)]
+    );
+}
+
+/// `SAVE` and `SHUTDOWN` that fail say why on stderr; `SHUTDOWN SAVE FORCE`
+/// stops even though its save fails.
+#[test]
+fn failed_saves_are_logged_and_force_stops_anyway() {
+    let dir = TempDir::new("force");
+    let mut server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    let _: i64 = cmd("CF.ADD").arg("f").arg(1).query(con).unwrap();
+    make_saves_fail(dir.path());
+    let e = cmd("SAVE").query::<String>(con).unwrap_err();
+    assert!(error_text(&e).starts_with("ERR saving failed"), "{e}");
+    let line = server.stderr_line("SAVE", Duration::from_secs(5));
+    let line = line.unwrap_or_else(|| panic!("SAVE's failure not logged: {}", server.stderr()));
+    assert!(
+        line.starts_with("cuckoo-server: ") && line.contains("Is a directory"),
+        "{line}"
+    );
+    let e = cmd("SHUTDOWN")
+        .arg("SAVE")
+        .query::<String>(con)
+        .unwrap_err();
+    assert_eq!(error_text(&e), "ERR Errors trying to SHUTDOWN. Check logs.");
+    let line = server.stderr_line("SHUTDOWN", Duration::from_secs(5));
+    let line = line.unwrap_or_else(|| panic!("SHUTDOWN's failure not logged: {}", server.stderr()));
+    assert!(line.contains("Is a directory"), "{line}");
+    assert!(server.running());
+    let _ = cmd("SHUTDOWN")
+        .arg("SAVE")
+        .arg("FORCE")
+        .query::<redis::Value>(con);
+    assert!(server.wait(Duration::from_secs(20)).success());
+    assert!(server.stderr().contains("FORCE"), "{}", server.stderr());
+}

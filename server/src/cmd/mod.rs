@@ -12,7 +12,7 @@ mod keys;
 mod server;
 
 use std::collections::HashMap;
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -47,9 +47,14 @@ pub struct Shared {
     pub loads: Mutex<HashMap<Vec<u8>, cf::Load>>,
     /// Notified when a client's `SHUTDOWN` (and its save) is done.
     pub shutdown: tokio::sync::Notify,
-    /// Set while the server stops: no reply is sent from then on, so that
-    /// no write is acknowledged that the final save may miss.
-    stopping: AtomicBool,
+    /// The stops under way ([`Shared::begin_stop`]): how many are not yet
+    /// decided, and [`COMMITTED`] once one has decided to stop. While it is
+    /// not 0 no reply is sent, so that no write is acknowledged that the
+    /// final save may miss.
+    stopping: AtomicUsize,
+    /// Changed whenever a stop is decided (cancelled or committed): what
+    /// connections holding their replies wait on.
+    stop_decided: tokio::sync::watch::Sender<u64>,
     /// `SCAN 0` calls (iterations started) on every connection: a
     /// connection's `SCAN` cache serves only while this is what it was when
     /// the cache's walk began.
@@ -70,35 +75,97 @@ impl Shared {
             connected: Clients::default(),
             loads: Mutex::new(HashMap::new()),
             shutdown: tokio::sync::Notify::new(),
-            stopping: AtomicBool::new(false),
+            stopping: AtomicUsize::new(0),
+            stop_decided: tokio::sync::watch::Sender::new(0),
             scans_started: 0.into(),
         }
     }
 
-    /// Marks the server as stopping; call it before the final save reads
-    /// the filters. A write whose reply a connection sends after this is in
-    /// that save: the connection runs the write, then [`may_reply`]; if its
-    /// fence comes first in the single order of SeqCst fences, the save's
-    /// reads, which follow this fence, see the write; if this one comes
-    /// first, its load sees the flag and the reply is not sent.
+    /// Begins a stop; call it before the final save reads the filters. From
+    /// here until the stop is decided ([`Stop::commit`], or the [`Stop`]
+    /// dropped, which cancels it) and while any other stop is undecided,
+    /// connections hold their replies; once one is committed, they send no
+    /// more.
+    ///
+    /// A write whose reply a connection sends while the server keeps
+    /// running and then stops is in the final save: the connection runs
+    /// the write, then [`may_reply`]; if its fence comes first in the
+    /// single order of SeqCst fences, the save's reads, which follow this
+    /// fence, see the write; if this one comes first, its load sees the
+    /// stop, and the reply waits until the stop is decided. Each stop is
+    /// counted, so that one cancelled does not release another's hold.
     ///
     /// [`may_reply`]: Shared::may_reply
-    pub fn begin_stop(&self) {
-        self.stopping.store(true, Ordering::SeqCst);
+    pub fn begin_stop(&self) -> Stop<'_> {
+        self.stopping.fetch_add(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
+        Stop {
+            shared: self,
+            decided: false,
+        }
     }
 
-    /// Undoes [`begin_stop`](Shared::begin_stop) when the save before
-    /// stopping failed and the server goes on (as Redis does).
-    pub fn cancel_stop(&self) {
-        self.stopping.store(false, Ordering::SeqCst);
+    /// Whether a connection may send the replies of the requests it has
+    /// run: at once while no stop is under way; while one is undecided,
+    /// once every stop under way is cancelled (waiting, on no thread, for
+    /// that); never once a stop is committed (see
+    /// [`begin_stop`](Shared::begin_stop)).
+    pub async fn may_reply(&self) -> bool {
+        let mut decided = None;
+        loop {
+            fence(Ordering::SeqCst);
+            match self.stopping.load(Ordering::Relaxed) {
+                0 => return true,
+                state if state & COMMITTED != 0 => return false,
+                _ => {}
+            }
+            match &mut decided {
+                // Watch first, then look again: a decision made after the
+                // look wakes the wait below.
+                None => decided = Some(self.stop_decided.subscribe()),
+                Some(decided) => {
+                    // The sender lives as long as `self`.
+                    if decided.changed().await.is_err() {
+                        return false;
+                    }
+                }
+            }
+        }
     }
 
-    /// Whether a connection may send the replies of the requests it has run:
-    /// not once the server is stopping (see [`begin_stop`](Shared::begin_stop)).
-    pub fn may_reply(&self) -> bool {
-        fence(Ordering::SeqCst);
-        !self.stopping.load(Ordering::Relaxed)
+    /// Wakes the connections holding their replies, to look again.
+    fn stop_decided(&self) {
+        self.stop_decided.send_modify(|n| *n = n.wrapping_add(1));
+    }
+}
+
+/// The bit of [`Shared::stopping`] set once a stop is committed; the bits
+/// below count the stops not yet decided.
+const COMMITTED: usize = 1 << (usize::BITS - 1);
+
+/// A stop under way ([`Shared::begin_stop`]): committed by
+/// [`commit`](Stop::commit), cancelled when dropped undecided (its save
+/// failed, and the server goes on, as Redis does).
+pub struct Stop<'a> {
+    shared: &'a Shared,
+    decided: bool,
+}
+
+impl Stop<'_> {
+    /// Decides to stop: no connection sends a reply from here on.
+    pub fn commit(mut self) {
+        self.decided = true;
+        self.shared.stopping.fetch_or(COMMITTED, Ordering::SeqCst);
+        self.shared.stop_decided();
+    }
+}
+
+impl Drop for Stop<'_> {
+    fn drop(&mut self) {
+        if !self.decided {
+            self.shared.stopping.fetch_sub(1, Ordering::SeqCst);
+            self.shared.stop_decided();
+        }
     }
 }
 
@@ -163,6 +230,8 @@ pub enum Action {
     Shutdown {
         /// Whether to save first.
         save: bool,
+        /// Whether to stop even if the save fails (`FORCE`).
+        force: bool,
     },
 }
 

@@ -275,21 +275,26 @@ pub fn bgsave(shared: &Shared, reply: &mut Reply<'_>) {
     }
 }
 
-/// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE]`: saves (when saves are scheduled,
-/// or with `SAVE`), then stops.
+/// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE]`: saves (when saves are
+/// scheduled, or with `SAVE`), then stops; a save that fails leaves the
+/// server running unless `FORCE` is given. `NOW` is accepted (there are no
+/// replicas to wait for).
 pub fn shutdown(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) -> Action {
     let mut save = shared.config.save.is_some();
+    let mut force = false;
     for arg in args.from(1) {
         if is(arg, "NOSAVE") {
             save = false;
         } else if is(arg, "SAVE") {
             save = true;
-        } else if !is(arg, "NOW") && !is(arg, "FORCE") {
+        } else if is(arg, "FORCE") {
+            force = true;
+        } else if !is(arg, "NOW") {
             reply.error("ERR syntax error");
             return Action::Continue;
         }
     }
-    Action::Shutdown { save }
+    Action::Shutdown { save, force }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A directory of its own, removed when dropped.
@@ -42,6 +43,8 @@ pub struct Server {
     pub port: u16,
     /// Its stdout lines after the `ready` line.
     pub lines: Receiver<String>,
+    /// What it has written to stderr so far.
+    errors: Arc<Mutex<String>>,
 }
 
 pub const EXE: &str = env!("CARGO_BIN_EXE_cuckoo-server");
@@ -67,6 +70,17 @@ impl Server {
             .spawn()
             .map_err(|e| format!("cannot start {EXE}: {e}"))?;
         let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let errors = Arc::new(Mutex::new(String::new()));
+        let gathered = Arc::clone(&errors);
+        let stderr_done = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                let mut text = gathered.lock().unwrap();
+                text.push_str(&line);
+                text.push('\n');
+            }
+        });
         let (send, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -83,16 +97,21 @@ impl Server {
                 Ok(line) => {
                     if let Some(addr) = line.strip_prefix("ready to accept connections on ") {
                         let port = addr.rsplit(':').next().unwrap().parse().unwrap();
-                        return Ok(Server { child, port, lines });
+                        return Ok(Server {
+                            child,
+                            port,
+                            lines,
+                            errors,
+                        });
                     }
                 }
                 Err(_) => {
                     let _ = child.kill();
-                    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+                    let status = child.wait().map_err(|e| e.to_string())?;
+                    let _ = stderr_done.join();
+                    let text = errors.lock().unwrap().clone();
                     return Err(format!(
-                        "the server did not start: {}; stderr: {}",
-                        out.status,
-                        String::from_utf8_lossy(&out.stderr)
+                        "the server did not start: {status}; stderr: {text}"
                     ));
                 }
             }
@@ -134,6 +153,32 @@ impl Server {
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// What it has written to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.errors.lock().unwrap().clone()
+    }
+
+    /// Waits up to `limit` for a line of its stderr that holds `needle`;
+    /// that line, or none.
+    pub fn stderr_line(&self, needle: &str, limit: Duration) -> Option<String> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let text = self.stderr();
+            if let Some(line) = text.lines().find(|l| l.contains(needle)) {
+                return Some(line.to_string());
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Whether it is still running.
+    pub fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
     }
 
     /// Waits for it to exit by itself; its status.
