@@ -201,8 +201,13 @@ impl Config {
             "dir" => self.dir = PathBuf::from(one()?),
             "dbfilename" => {
                 let v = one()?;
-                if v.is_empty() || v.contains('/') {
-                    return Err(bad(v));
+                // A name in `--dir`: the lock and the temporary file are
+                // made beside it, under names built from it.
+                if v.is_empty() || v == "." || v == ".." || v.contains(['/', '\0']) {
+                    return Err(format!(
+                        "--dbfilename {v:?}: not a file name in --dir (it must not be empty, \
+                         \".\", \"..\", or hold a '/')"
+                    ));
                 }
                 self.dbfilename = v.to_string();
             }
@@ -294,7 +299,10 @@ mod tests {
         );
         assert!(parse(&["--port", "x"]).is_err());
         assert!(parse(&["--nope", "1"]).is_err());
-        assert!(parse(&["--dbfilename", "a/b"]).is_err());
+        for name in ["a/b", ".", "..", "", "../x", "a\0b"] {
+            assert!(parse(&["--dbfilename", name]).is_err(), "{name:?}");
+        }
+        assert!(parse(&["--dbfilename", "..x"]).is_ok());
         assert!(parse(&["--daemonize", "yes"]).is_err());
         assert!(parse(&["--appendonly", "no"]).is_ok());
         assert_eq!(parse_bytes("64kb"), Some(65536));

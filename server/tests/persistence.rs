@@ -609,3 +609,25 @@ fn failed_saves_are_logged_and_force_stops_anyway() {
     assert!(server.wait(Duration::from_secs(20)).success());
     assert!(server.stderr().contains("FORCE"), "{}", server.stderr());
 }
+
+/// `--dbfilename` names a file in `--dir`: `.`, `..` and names with a `/`
+/// are refused at start, and nothing is made outside the directory.
+#[test]
+fn a_dbfilename_outside_the_directory_is_refused() {
+    let outer = TempDir::new("dbfilename");
+    let dir = outer.path().join("d");
+    std::fs::create_dir(&dir).unwrap();
+    for name in [".", "..", "a/b", "../x", ""] {
+        let err = Server::try_start(&dir, &["--dbfilename", name])
+            .err()
+            .expect("refused");
+        assert!(err.contains("--dbfilename"), "{name:?}: {err}");
+        assert!(err.contains("exit status: 2"), "{name:?}: {err}");
+        let made: Vec<_> = std::fs::read_dir(outer.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(made, ["d"], "{name:?}");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{name:?}");
+    }
+}
