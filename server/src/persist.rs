@@ -35,7 +35,12 @@
 //!
 //! A server holds an advisory lock (`flock`) on `<dbfilename>.lock` in its
 //! directory for its whole life: a second server started on the same file
-//! is refused, so two servers never overwrite each other's saves.
+//! is refused. The lock guards only those that look at the same lock file:
+//! if the directory is removed and made again, a second server starts there
+//! on a new one. So each save checks, before it makes its temporary file and
+//! again before the rename, that the file at the lock path is still the one
+//! the server holds (device and inode), and fails if it is not: two servers
+//! never overwrite each other's saves.
 
 use std::fs::{self, File};
 use std::io::{self, BufReader, Read, Write};
@@ -72,8 +77,9 @@ pub struct Store {
     saves: AtomicU64,
     /// Whether the last save failed.
     last_failed: AtomicBool,
-    /// The lock on `<path>.lock`, held while the store lives.
-    _lock: File,
+    /// The lock on `<path>.lock`, held while the store lives; each save
+    /// checks that it is still the file at that path ([`check_lock`]).
+    lock: File,
 }
 
 /// Why the save file could not be used at start.
@@ -163,7 +169,7 @@ impl Store {
                 last_save: AtomicI64::new(now()),
                 saves: AtomicU64::new(0),
                 last_failed: AtomicBool::new(false),
-                _lock: lock,
+                lock,
             },
             loaded,
         ))
@@ -180,7 +186,7 @@ impl Store {
         let _one_at_a_time = self.saving.lock().unwrap_or_else(|e| e.into_inner());
         self.db.take_dirty();
         let start = Instant::now();
-        let result = write_file(&self.path, &self.db);
+        let result = write_file(&self.path, &self.db, &self.lock);
         match &result {
             Ok(_) => {
                 self.last_save.store(now(), Ordering::SeqCst);
@@ -329,9 +335,41 @@ impl<W: Write> Framing<W> {
     }
 }
 
+/// Checks that the file at `path`'s lock path is the one `held` opened
+/// (the same device and inode). The lock keeps a second server off the
+/// file only while both look at one lock file: if `--dir` is removed and
+/// made again, a server started there takes a new lock file and sees no
+/// other, and the two would save over each other. A server whose lock file
+/// is no longer at its path does not save.
+fn check_lock(path: &Path, held: &File) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let lock_file = lock_path(path);
+    let ours = held.metadata()?;
+    let why = match fs::metadata(&lock_file) {
+        Ok(now) if now.dev() == ours.dev() && now.ino() == ours.ino() => return Ok(()),
+        Ok(_) => "is another file than the one this server locked",
+        Err(e) if e.kind() == io::ErrorKind::NotFound => "is gone",
+        Err(e) => {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("cannot check the lock file {}: {e}", lock_file.display()),
+            ))
+        }
+    };
+    Err(io::Error::other(format!(
+        "the lock file {} {why} (was the directory removed or replaced?): \
+         not saving, lest another server's file be overwritten",
+        lock_file.display()
+    )))
+}
+
 /// Writes every filter of `db` to a temporary file and renames it over
-/// `path`; the filters written and the file's length.
-fn write_file(path: &Path, db: &Db) -> io::Result<(u64, u64)> {
+/// `path`, if the lock `held` is still the one at the lock path (looked at
+/// before the temporary file is made and again before the rename); the
+/// filters written and the file's length.
+fn write_file(path: &Path, db: &Db, held: &File) -> io::Result<(u64, u64)> {
+    // Before the temporary file is made: it may be another server's.
+    check_lock(path, held)?;
     let tmp = temporary(path);
     let written = (|| {
         let mut out = Framing {
@@ -373,6 +411,7 @@ fn write_file(path: &Path, db: &Db) -> io::Result<(u64, u64)> {
         file.sync_all()?;
         let bytes = file.metadata()?.len();
         drop(file);
+        check_lock(path, held)?;
         fs::rename(&tmp, path)?;
         Ok((count, bytes))
     })();

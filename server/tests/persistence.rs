@@ -631,3 +631,44 @@ fn a_dbfilename_outside_the_directory_is_refused() {
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{name:?}");
     }
 }
+
+/// A server whose directory is removed and made again under it, and a
+/// second server started there, does not save over the second's file: its
+/// saves fail, and say so.
+#[test]
+fn a_server_whose_lock_was_replaced_does_not_save() {
+    let outer = TempDir::new("lock-replaced");
+    let dir = outer.path().join("d");
+    std::fs::create_dir(&dir).unwrap();
+    let first = Server::start(&dir, &[]);
+    let con = &mut first.connect();
+    let _: i64 = cmd("CF.ADD").arg("first").arg(1).query(con).unwrap();
+    let _: String = cmd("SAVE").query(con).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir(&dir).unwrap();
+    let second = Server::start(&dir, &[]);
+    let con2 = &mut second.connect();
+    let _: i64 = cmd("CF.ADD").arg("second").arg(1).query(con2).unwrap();
+    let _: String = cmd("SAVE").query(con2).unwrap();
+    let e = cmd("SAVE").query::<String>(con).unwrap_err();
+    assert!(
+        error_text(&e).starts_with("ERR saving failed") && error_text(&e).contains("lock"),
+        "{e}"
+    );
+    let started: String = cmd("BGSAVE").query(con).unwrap();
+    assert_eq!(started, "Background saving started");
+    let line = first.stderr_line("background save", Duration::from_secs(10));
+    assert!(
+        line.is_some_and(|l| l.contains("lock")),
+        "{}",
+        first.stderr()
+    );
+    let text: String = cmd("INFO").arg("persistence").query(con).unwrap();
+    assert!(text.contains("rdb_last_bgsave_status:err"), "{text}");
+    drop(second);
+    drop(first);
+    let server = Server::start(&dir, &[]);
+    let con = &mut server.connect();
+    let names: Vec<String> = cmd("KEYS").arg("*").query(con).unwrap();
+    assert_eq!(names, ["second"]);
+}
