@@ -428,7 +428,7 @@ impl Db {
                     .map_err(CreateError::Build)?,
             )
         };
-        self.admit(key, filter, spec.params)
+        self.admit(key, filter, spec.params, 0)
     }
 
     /// Checks that a filter of `bytes` fits under the memory limit, as the
@@ -484,16 +484,18 @@ impl Db {
         })
     }
 
-    /// Charges a new filter, and its name, against the memory limit if it
-    /// fits: an entry to put under `key` with [`insert_new`](Self::insert_new),
-    /// which keeps the charge, or to drop, which gives it back.
+    /// Charges a new filter (with its options, and the deletes it counts),
+    /// and its name, against the memory limit if it fits: an entry to put
+    /// under `key` with [`insert_new`](Self::insert_new), which keeps the
+    /// charge, or to drop, which gives it back.
     pub fn admit(
         self: &Arc<Db>,
         key: &[u8],
         filter: Filter,
         params: Params,
+        deleted: u64,
     ) -> Result<NewEntry, CreateError> {
-        let entry = Entry::new(filter, params, 0).named(key);
+        let entry = Entry::new(filter, params, deleted).named(key);
         let held = self.hold(entry.charged())?;
         Ok(NewEntry { entry, held })
     }

@@ -450,6 +450,143 @@ fn scandump_and_loadchunk() {
     assert_eq!(exists, 0);
 }
 
+/// A filter's dump, chunk by chunk: `(iterator, data)` for `CF.LOADCHUNK`.
+fn dump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut chunks = Vec::new();
+    let mut iter = 0i64;
+    loop {
+        let (next, data): (i64, Option<Vec<u8>>) = q!(con, "CF.SCANDUMP", key, iter.to_string());
+        match data {
+            Some(data) => chunks.push((next, data)),
+            None => return chunks,
+        }
+        iter = next;
+    }
+}
+
+fn load(con: &mut Connection, key: &str, chunks: &[(i64, Vec<u8>)]) -> redis::RedisResult<()> {
+    for (iter, data) in chunks {
+        cmd("CF.LOADCHUNK")
+            .arg(key)
+            .arg(*iter)
+            .arg(data)
+            .query::<()>(con)?;
+    }
+    Ok(())
+}
+
+/// `CF.INFO`'s fields but `Size` (a decoded growable filter may size its
+/// side structures differently), and `CF.DEBUG`'s line.
+fn described(con: &mut Connection, key: &str) -> (Vec<Value>, String) {
+    let info: Vec<Value> = q!(con, "CF.INFO", key);
+    let info = info
+        .chunks(2)
+        .filter(|p| p[0] != Value::SimpleString("Size".into()))
+        .flat_map(|p| p.to_vec())
+        .collect();
+    (info, q!(con, "CF.DEBUG", key))
+}
+
+/// A dump holds the filter's options (`BUCKETSIZE`, `MAXITERATIONS`,
+/// `EXPANSION`, fixed or growable) and its count of deletes, as the save
+/// file does: `CF.INFO` and `CF.DEBUG` say the same after a round trip, and
+/// after a restart from a save. A dump whose header is damaged, or says a
+/// fixed filter's options for a growable one, is refused.
+#[test]
+fn a_dump_keeps_the_filters_options_and_deletes() {
+    let dir = TempDir::new("dump-options");
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    let _: String = q!(
+        con,
+        "CF.RESERVE",
+        "fixed",
+        "1000",
+        "BUCKETSIZE",
+        "4",
+        "MAXITERATIONS",
+        "50",
+        "EXPANSION",
+        "0"
+    );
+    let _: String = q!(
+        con,
+        "CF.RESERVE",
+        "grows",
+        "100",
+        "BUCKETSIZE",
+        "3",
+        "MAXITERATIONS",
+        "30",
+        "EXPANSION",
+        "2"
+    );
+    for key in ["fixed", "grows"] {
+        for i in 0..300 {
+            let _: i64 = q!(con, "CF.ADD", key, format!("i{i}"));
+        }
+        for i in 0..7 {
+            let removed: i64 = q!(con, "CF.DEL", key, format!("i{i}"));
+            assert_eq!(removed, 1);
+        }
+    }
+    let mut before = Vec::new();
+    for key in ["fixed", "grows"] {
+        let was = described(con, key);
+        let chunks = dump(con, key);
+        let _: i64 = q!(con, "DEL", key);
+        load(con, key, &chunks).unwrap();
+        assert_eq!(described(con, key), was, "{key} after a dump and a load");
+        before.push(was);
+    }
+    assert_eq!(info_field(con, "fixed", "Expansion rate"), 0);
+    assert_eq!(info_field(con, "fixed", "Number of items deleted"), 7);
+    assert_eq!(info_field(con, "grows", "Expansion rate"), 2);
+    // The save file keeps the same.
+    let _ = cmd("SHUTDOWN").arg("SAVE").query::<Value>(con);
+    drop(server);
+    let server = Server::start(dir.path(), &[]);
+    let con = &mut server.connect();
+    for (key, was) in ["fixed", "grows"].into_iter().zip(before) {
+        assert_eq!(described(con, key), was, "{key} after a restart");
+    }
+    // Damaged headers.
+    let whole: Vec<u8> = dump(con, "grows")
+        .into_iter()
+        .flat_map(|(_, d)| d)
+        .collect();
+    let try_load = |con: &mut Connection, bytes: &[u8]| {
+        cmd("CF.LOADCHUNK")
+            .arg("copy")
+            .arg(bytes.len())
+            .arg(bytes)
+            .query::<Value>(con)
+            .map_err(|e| error_text(&e))
+    };
+    assert_eq!(try_load(con, &whole), Ok(Value::Okay));
+    let _: i64 = q!(con, "DEL", "copy");
+    let mut cases = Vec::new();
+    let mut magic = whole.clone();
+    magic[8] ^= 1;
+    cases.push(magic);
+    let mut fixed_options = whole.clone();
+    // Expansion, the third option after the length and the tag.
+    fixed_options[32..40].copy_from_slice(&0u64.to_le_bytes());
+    cases.push(fixed_options);
+    let mut no_bucket = whole.clone();
+    no_bucket[16..24].copy_from_slice(&0u64.to_le_bytes());
+    cases.push(no_bucket);
+    let mut short = 20u64.to_le_bytes().to_vec();
+    short.extend_from_slice(&whole[8..28]);
+    cases.push(short);
+    for bytes in cases {
+        let e = try_load(con, &bytes).unwrap_err();
+        assert!(e.starts_with("Couldn't load chunk!"), "{e}");
+        let exists: i64 = q!(con, "EXISTS", "copy");
+        assert_eq!(exists, 0);
+    }
+}
+
 #[test]
 fn key_commands() {
     let dir = TempDir::new("keys");

@@ -392,17 +392,79 @@ pub fn debug(shared: &Shared, args: Args<'_>, reply: &mut Reply<'_>) {
 pub struct Dump {
     /// The filter's name.
     name: Vec<u8>,
-    /// Its length (8 bytes, little-endian), then its bytes.
+    /// Its length (8 bytes, little-endian), then its bytes ([`scandump`]
+    /// says what they are).
     bytes: Vec<u8>,
     _held: Held,
 }
 
-/// `CF.SCANDUMP key iterator`: the filter's bytes in chunks, behind their
-/// length (8 bytes, little-endian), so that `CF.LOADCHUNK` knows when the
-/// last has come. The bytes are the library's format, not RedisBloom's.
-/// Iterator 0 takes a snapshot (kept by the connection, and refused if it
-/// would take the filters over the memory limit); each reply gives the
-/// next iterator and a chunk, and `[0, nil]` ends the dump.
+/// What a dump's bytes begin with, after its length: the name and version
+/// of this server's dump format.
+const DUMP_TAG: &[u8; 8] = b"CFDUMP\0\x01";
+
+/// The bytes of a dump's header: the tag, then the bucket size, the
+/// maximum iterations, the expansion and the deletes, a little-endian u64
+/// each (the options and counter the save file keeps for a filter).
+const DUMP_HEADER: usize = DUMP_TAG.len() + 4 * 8;
+
+/// Appends the header of `entry`'s dump to `out`.
+fn dump_header(entry: &Entry, out: &mut Vec<u8>) {
+    out.extend_from_slice(DUMP_TAG);
+    for n in [
+        entry.params.bucket_size,
+        entry.params.max_iterations,
+        entry.params.expansion,
+        entry.deleted.load(Ordering::Relaxed),
+    ] {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+}
+
+/// Reads a dump's bytes (after its length): the filter, its options and its
+/// deletes; or why they are not a dump this server can load. The options
+/// are held to `CF.RESERVE`'s bounds, and the expansion to the filter's
+/// kind (0 for a fixed filter, and only for one).
+fn read_dump(bytes: &[u8]) -> Result<(Filter, Params, u64), String> {
+    let Some((header, body)) = bytes.split_at_checked(DUMP_HEADER) else {
+        return Err("the dump is shorter than its header".into());
+    };
+    let (tag, numbers) = header.split_at(DUMP_TAG.len());
+    if tag != DUMP_TAG {
+        return Err("not a dump of this server (its header is damaged)".into());
+    }
+    let mut words = [0u64; 4];
+    for (word, bytes) in words.iter_mut().zip(numbers.chunks_exact(8)) {
+        *word = u64::from_le_bytes(bytes.try_into().unwrap_or_default());
+    }
+    let [bucket_size, max_iterations, expansion, deleted] = words;
+    let within = |v: u64, range: std::ops::RangeInclusive<i64>| {
+        i64::try_from(v).is_ok_and(|v| range.contains(&v))
+    };
+    if !within(bucket_size, 1..=MAX_BUCKET_SIZE)
+        || !within(max_iterations, 1..=MAX_ITERATIONS)
+        || !within(expansion, 0..=MAX_EXPANSION)
+    {
+        return Err("the dump's options are out of bounds (its header is damaged)".into());
+    }
+    let filter = Filter::from_bytes(body).map_err(|e| e.to_string())?;
+    if (expansion == 0) != matches!(filter, Filter::Fixed(_)) {
+        return Err("the dump's expansion does not fit its filter (its header is damaged)".into());
+    }
+    let params = Params {
+        bucket_size,
+        max_iterations,
+        expansion,
+    };
+    Ok((filter, params, deleted))
+}
+
+/// `CF.SCANDUMP key iterator`: the filter's dump in chunks: its length (8
+/// bytes, little-endian), so that `CF.LOADCHUNK` knows when the last has
+/// come, then a header of this server's ([`DUMP_HEADER`]: the options and
+/// deletes `CF.INFO` reports), then the filter in the library's format, not
+/// RedisBloom's. Iterator 0 takes a snapshot (kept by the connection, and
+/// refused if it would take the filters over the memory limit); each reply
+/// gives the next iterator and a chunk, and `[0, nil]` ends the dump.
 pub fn scandump(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &mut Reply<'_>) {
     let key = args.get(1);
     let Some(pos) = int(args.get(2)).filter(|&p| p >= 0) else {
@@ -418,7 +480,7 @@ pub fn scandump(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &
         // little over, so that the vector is not grown (and copied) on the
         // way.
         let size = entry.filter.memory_usage();
-        let reserve = size + size / 64 + 4096;
+        let reserve = size + size / 64 + 4096 + DUMP_HEADER;
         let held = match shared.db.hold(reserve) {
             Ok(held) => held,
             Err(CreateError::OverMemoryLimit { wanted, left }) => {
@@ -431,6 +493,7 @@ pub fn scandump(shared: &Shared, session: &mut Session, args: Args<'_>, reply: &
         };
         let mut bytes = Vec::with_capacity(reserve);
         bytes.extend_from_slice(&[0; 8]);
+        dump_header(&entry, &mut bytes);
         entry.filter.append_to(&mut bytes);
         let len = (bytes.len() - 8) as u64;
         bytes[..8].copy_from_slice(&len.to_le_bytes());
@@ -559,12 +622,12 @@ pub fn loadchunk(shared: &Shared, owner: u64, args: Args<'_>, reply: &mut Reply<
         return reply.error("ERR not found");
     };
     drop(loads);
-    let decoded = crate::db::Filter::from_bytes(&bytes[8..]);
+    let decoded = read_dump(&bytes[8..]);
     // The dump's bytes are charged until they are freed; the filter from here.
     drop(bytes);
     drop(held);
     let new = match decoded {
-        Ok(filter) => shared.db.admit(key, filter, Params::default()),
+        Ok((filter, params, deleted)) => shared.db.admit(key, filter, params, deleted),
         Err(e) => return reply.error(&format!("Couldn't load chunk! {e}")),
     };
     match new.map(|new| shared.db.insert_new(key, new).1) {
