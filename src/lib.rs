@@ -20,8 +20,8 @@
 //! meets ε, in steps. Asked for a rate, the builder's filter of 10⁶ items
 //! takes fewer bits than that at 10 of 16 rates from 3 % to 10⁻⁸ (1 %: 9.4
 //! bits against 9.6; 0.1 %: 13.3 against 14.4; 10⁻⁴: 16.9 against 19.2), at
-//! most 3 % more at the others from 1 % down, and 6 and 13 % more at 2 %
-//! and 3 % (the `sweep` example of the benchmarks). A lookup reads two
+//! most 3 % more at the others from 1 % down, and 5.8 and 12.6 % more at
+//! 2 % and 3 % (the `sweep` example of the benchmarks). A lookup reads two
 //! buckets, not *k* scattered bits. A fixed-size filter refuses inserts
 //! once full (at 93 to 99 % load, by layout): size it, or let it
 //! [grow](#growth).
@@ -216,8 +216,8 @@
 //! words: 8, 10 and 12 bits look up at about 0.8 to 1.4 times 16-bit's
 //! rate, 21 and 32 bits (two words a bucket) at 0.65 to 0.9; the
 //! semi-sorted ones, which decode a bucket first, at 0.5 to 0.8, the
-//! ranked ones at 0.4 to 0.7 (see BENCHMARKS.md, Layouts and Ranked
-//! buckets).
+//! ranked ones at 0.3 to 0.8 (see docs/layouts.md in the repository,
+//! "Layouts" and "Ranked buckets").
 //!
 //! ```
 //! use lockfree_cuckoo_filter::{CuckooFilter, FingerprintBits, DEFAULT_SEED};
@@ -295,7 +295,7 @@
 //!
 //! * A [`CuckooFilter`] holds about its [`capacity`](CuckooFilter::capacity)
 //!   (sized for 94 % load, 97 % in the ranked layouts, 91 % with three
-//!   slots; asked for a rate, up to 95.5 to 98 % by layout, or less;
+//!   slots; asked for a rate, up to 94 to 98 % by layout, or less;
 //!   the first refused insert comes most often one to two percent above
 //!   that), then answers
 //!   [`InsertError::Full`].

@@ -509,7 +509,8 @@ def run_case(steps_, ports):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--module", default=os.environ.get("REDISBLOOM_MODULE") or "/work/ext/redisbloom-v2.6.28.so")
+    ap.add_argument("--module", default=os.environ.get("REDISBLOOM_MODULE")
+                    or os.path.join(os.path.dirname(ROOT), "ext", "redisbloom-v2.6.28.so"))
     ap.add_argument("--server", default=os.path.join(ROOT, "target", "release", "cuckoo-server"))
     ap.add_argument("-v", "--verbose", action="store_true", help="print every step")
     opt = ap.parse_args()

@@ -5,9 +5,12 @@
 //! offset  size  field
 //!      0     8  magic "LFCUCKOO"
 //!      8     2  format version (2; 1 is still read)
-//!     10     1  fingerprint bits (8, 9 or 17 = semi-sorted, 10, 12, 16, 21, 32)
-//!     11     1  slots per bucket (6 at 10 and 21 bits, 5 at 12, else 4)
-//!     12     4  flags (0, or bit 0: the table is sized for a lower load)
+//!     10     1  fingerprint bits (8, 9 or 17 = semi-sorted, 10, 12, 16, 21,
+//!               32; ranked: 10, 11, 12, 14, 23)
+//!     11     1  slots per bucket (6 at 10 and 21 bits, 5 at 12, else 4;
+//!               ranked: 8, 7, 6, 5, 3 by the bits above)
+//!     12     4  flags (0, or bit 0: the table is sized for a load other
+//!               than its layout's full load)
 //!     16     8  hasher id     (HasherIdentity::ID; 1 = DefaultHashBuilder)
 //!     24     8  hasher seed   (HasherIdentity::seed)
 //!     32     8  bucket count  (even, 2 to 2^32)
@@ -275,8 +278,9 @@ fn write_table_of<W: Width, X: Write + ?Sized>(
 const TRAILER_LEN: usize = 16;
 
 /// The flag bit that says bytes 40 to 48 of a version-2 header hold the
-/// load, in thousandths, the table was sized for, below its layout's full
-/// load; without it they are 0 and the table was sized for that full load.
+/// load, in thousandths, the table was sized for, other than its layout's
+/// full load; without it they are 0 and the table was sized for that full
+/// load.
 const SIZED: u32 = 1;
 
 /// The header of `t`'s encoding (version 2: where version 1 has the item

@@ -98,11 +98,11 @@ const SHARE: f64 = 0.5;
 /// cheap. Above it, growth needs the newest table at least half full.
 const SMALL_BUCKETS: u64 = 1024;
 
-/// The widths growth chooses from: 8, 16 and 32 bits, the widths it has
-/// always used. Chains in the byte format are checked against this rule
-/// ([`check_shape`]), so widening the set would refuse chains written before;
-/// the other layouts (9 and 17 semi-sorted, 10, 12, 21 bits) are for filters built at a fixed
-/// size, whose builder picks among all widths.
+/// The widths growth chooses from: 8, 16 and 32 bits. Chains in the byte
+/// format are checked against this rule ([`check_shape`]), so a reader
+/// with another set would refuse the chains this one writes; the other
+/// layouts (semi-sorted, ranked, 10, 12 and 21 bits) are for filters built
+/// at a fixed size, whose builder picks among all of them.
 const GROWTH_WIDTHS: [FingerprintBits; 3] = [
     FingerprintBits::Bits8,
     FingerprintBits::Bits16,

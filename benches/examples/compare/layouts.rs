@@ -11,8 +11,7 @@ use lockfree_cuckoo_filter::FingerprintBits;
 use crate::config::Config;
 use crate::{best_rate, Progress};
 
-/// The small table's size: it stays in cache. The 32 KiB of relocation
-/// counters every table carries are an eighth of it.
+/// The small table's size: it stays in cache.
 const SMALL_KIB: usize = 256;
 
 /// The operations a row times, in the order of [`Row::ops`].
