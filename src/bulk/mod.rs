@@ -48,11 +48,12 @@
 //! allocation (ten items under a budget of 1 TiB take a few KiB), and an
 //! allocation the system refuses ends the task's pass early rather than the
 //! process. A task that finds the budget spent inserts its items one at a
-//! time as they come, with no scratch at all. That happens only when a thread that waits for parallel work (the
-//! other half of a pass's inserts, or a `map` whose closure uses rayon) runs
-//! other tasks meanwhile, so that more tasks than threads are live. So the
-//! held items never exceed the budget, whatever rayon's scheduling. Besides
-//! the budget, the sorts' counters: a few KiB per task and per job.
+//! time as they come, with no scratch at all. That happens only when a
+//! thread that waits for parallel work (the other half of a pass's
+//! inserts, or a `map` whose closure uses rayon) runs other tasks
+//! meanwhile, so that more tasks than threads are live. So the held items
+//! never exceed the budget, whatever rayon's scheduling. Besides the
+//! budget, the sorts' counters: a few KiB per task and per job.
 //!
 //! Tables smaller than [`SORT_MIN_TABLE_BYTES`] are loaded in the order the
 //! items come (they stay in the caches; sorting would only cost time), and so

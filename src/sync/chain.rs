@@ -5,10 +5,10 @@
 //! A thread that finds the link null allocates a block and publishes it by
 //! compare-and-swap (Release, so that the block's contents are initialised
 //! for whoever loads the link with Acquire; Acquire, so that a chaining
-//! after a reader's [`Link::get_in_order`] sees what that reader did before);
-//! a thread that loses the race frees its own block and takes the winner's. Nothing is freed while the
-//! owner lives, so a reference to a chained block lasts as long as the
-//! owner's.
+//! after a reader's [`Link::get_in_order`] sees what that reader did
+//! before); a thread that loses the race frees its own block and takes the
+//! winner's. Nothing is freed while the owner lives, so a reference to a
+//! chained block lasts as long as the owner's.
 
 use super::{AtomicPtr, Ordering};
 

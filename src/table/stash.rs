@@ -190,8 +190,9 @@ impl Stash {
                 // read in the cell's order (or into a line chained after the
                 // reading of its link, the chaining's CAS being AcqRel too)
                 // synchronizes with it, so the inserting thread sees the
-                // pending summary and records its item. Release, as every CAS of a bucket word:
-                // a search that reads the entry sees what came before it.
+                // pending summary and records its item. Release, as every
+                // CAS of a bucket word: a search that reads the entry sees
+                // what came before it.
                 if cell
                     .compare_exchange(0, new, Ordering::AcqRel, Ordering::Acquire)
                     .is_ok()
