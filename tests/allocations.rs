@@ -62,6 +62,12 @@ static ALLOCATOR: Counting = Counting;
 /// The tests of this file run one at a time: the counters are global.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// Takes the turn; a test that failed holding it leaves the next ones
+/// theirs (each then fails or passes for its own reason).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Runs `f` and returns its result and the most it held allocated at once
 /// beyond what was allocated when it started.
 fn peak_of<R>(f: impl FnOnce() -> R) -> (R, usize) {
@@ -75,7 +81,7 @@ const MIB: usize = 1 << 20;
 
 #[test]
 fn a_reader_that_claims_a_huge_table_and_ends_costs_what_it_gave() {
-    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let _one = one_at_a_time();
     // A real header, made to claim 2^32 buckets of 16-bit slots (32 GiB),
     // followed by 4 MiB of table and the end of the input.
     let mut input = CuckooFilter::with_capacity(10).to_bytes()[..56].to_vec();
@@ -94,7 +100,7 @@ fn a_reader_that_claims_a_huge_table_and_ends_costs_what_it_gave() {
 
 #[test]
 fn a_reader_that_claims_a_huge_moved_list_and_ends_costs_what_it_gave() {
-    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let _one = one_at_a_time();
     // A real filter's header and table, then a moved list that claims 2^60
     // entries and delivers 4 MiB of them.
     let bytes = CuckooFilter::with_capacity(1000).to_bytes();
@@ -114,7 +120,7 @@ fn a_reader_that_claims_a_huge_moved_list_and_ends_costs_what_it_gave() {
 
 #[test]
 fn reading_and_writing_a_filter_cost_its_table_and_a_buffer() {
-    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let _one = one_at_a_time();
     let f = CuckooFilter::with_capacity(8_000_000);
     for i in 0..7_000_000 {
         f.insert_hash(mix(i)).unwrap();
@@ -142,7 +148,7 @@ fn reading_and_writing_a_filter_cost_its_table_and_a_buffer() {
 #[cfg(feature = "rayon")]
 #[test]
 fn a_bulk_load_allocates_what_its_items_need_not_its_budget() {
-    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let _one = one_at_a_time();
     // Over 4 MiB of table, so that the load sorts its passes in scratch.
     let f = CuckooFilter::with_capacity(3_000_000);
     let huge = BulkOptions::new().scratch_bytes(1 << 40);

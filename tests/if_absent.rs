@@ -90,9 +90,10 @@ fn four_threads_same_keys_lose_nothing_and_count_exactly() {
     for capacity in [n, 2 * n] {
         rates.push(extra_true_rate(capacity, n));
     }
-    // Not a timing assertion: a sanity bound far above anything measured,
-    // which only a broken protocol (every racer answering true) reaches.
-    assert!(rates.iter().all(|&r| r < 0.5), "{rates:?}");
+    // Not a timing assertion: a bound far above anything measured (up to
+    // 5·10⁻⁶ on 2 cores), which a put that does not refuse a word already
+    // holding the fingerprint exceeds (about 2 %).
+    assert!(rates.iter().all(|&r| r < 0.002), "{rates:?}");
 }
 
 #[test]

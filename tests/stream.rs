@@ -184,6 +184,12 @@ fn read_from_answers_as_from_bytes() {
             let mut damaged = bytes.clone();
             damaged[bit / 8] ^= 1 << (bit % 8);
             for mend in [false, true] {
+                if !mend {
+                    assert!(
+                        CuckooFilter::from_bytes(&damaged).is_err(),
+                        "{bits:?} bit {bit}"
+                    );
+                }
                 if mend {
                     let n = damaged.len();
                     let crc = crc32c(&damaged[..n - 4]);
@@ -259,27 +265,32 @@ fn a_failing_reader_is_an_io_error_not_a_format_error() {
     }
 }
 
-/// A report that prints an error and its sources names the reader's error
-/// once: the message includes it, so the source is what lies under it.
+/// A report that prints an error and its sources names the error it wraps
+/// (the reader's, or the decoder's) once: the message includes it, so the
+/// source is what lies under it.
 #[test]
-fn a_read_errors_chain_names_the_readers_error_once() {
+fn a_read_errors_chain_names_the_wrapped_error_once() {
     let bytes = filled(FingerprintBits::Bits16, 1000, 3000).to_bytes();
-    let err = CuckooFilter::read_from(Failing {
+    let failed = CuckooFilter::read_from(Failing {
         bytes: &bytes,
         left: 100,
     })
     .unwrap_err();
-    let mut report = err.to_string();
-    let mut source = std::error::Error::source(&err);
-    while let Some(e) = source {
-        report += &format!(": {e}");
-        source = e.source();
+    let truncated = CuckooFilter::read_from(&bytes[..100]).unwrap_err();
+    for err in [failed, truncated] {
+        let mut report = err.to_string();
+        let mut source = std::error::Error::source(&err);
+        while let Some(e) = source {
+            report += &format!(": {e}");
+            source = e.source();
+        }
+        let wrapped = match &err {
+            ReadError::Io(e) => e.to_string(),
+            ReadError::Decode(e) => e.to_string(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(report.matches(&wrapped).count(), 1, "{report}");
     }
-    let reader_said = match &err {
-        ReadError::Io(e) => e.to_string(),
-        other => panic!("{other:?}"),
-    };
-    assert_eq!(report.matches(&reader_said).count(), 1, "{report}");
 }
 
 /// A writer that fails after `left` bytes.
@@ -483,6 +494,10 @@ fn agree_on_damage(
     for bit in 0..8 * (bytes.len() - 4) {
         let mut damaged = bytes.to_vec();
         damaged[bit / 8] ^= 1 << (bit % 8);
+        assert!(
+            from_bytes(&damaged).is_err(),
+            "bit {bit} flipped, checksum not mended"
+        );
         same(&damaged, &format!("bit {bit}"));
         let n = damaged.len();
         let crc = crc32c(&damaged[..n - 4]);

@@ -398,6 +398,23 @@ fn scandump_and_loadchunk() {
             assert_eq!(found, 1, "{key} i{i}");
         }
     }
+    // A chunk out of order within a load under way ends the load.
+    let chunks = dump(con, "large");
+    assert!(chunks.len() >= 3);
+    let load_chunk = |con: &mut Connection, (iter, data): &(i64, Vec<u8>)| {
+        cmd("CF.LOADCHUNK")
+            .arg("skipped")
+            .arg(*iter)
+            .arg(data)
+            .query::<Value>(con)
+    };
+    assert_eq!(load_chunk(con, &chunks[0]).unwrap(), Value::Okay);
+    let e = load_chunk(con, &chunks[2]).unwrap_err();
+    assert_eq!(error_text(&e), "Couldn't load chunk!");
+    let e = load_chunk(con, &chunks[1]).unwrap_err();
+    assert_eq!(error_text(&e), "ERR not found", "the load was dropped");
+    let exists: i64 = q!(con, "EXISTS", "skipped");
+    assert_eq!(exists, 0);
     // Loading over an existing filter, out of order, or damaged bytes.
     let (next, data): (i64, Vec<u8>) = q!(con, "CF.SCANDUMP", "fixed", "0");
     let e = cmd("CF.LOADCHUNK")
@@ -1081,6 +1098,19 @@ fn password() {
     assert!(err(con, &["AUTH", "admin", "s3cret"]).starts_with("WRONGPASS"));
     let ok: String = q!(con, "AUTH", "default", "s3cret");
     assert_eq!(ok, "OK");
+    // RESET forgets the authentication.
+    let _: String = q!(con, "RESET");
+    assert_eq!(
+        err(con, &["CF.ADD", "f", "x"]),
+        "NOAUTH Authentication required."
+    );
+    // HELLO's AUTH checks the password like AUTH does.
+    let con = &mut server.connect();
+    assert!(err(con, &["HELLO", "3", "AUTH", "default", "wrong"]).starts_with("WRONGPASS"));
+    assert_eq!(
+        err(con, &["CF.ADD", "f", "x"]),
+        "NOAUTH Authentication required."
+    );
 }
 
 #[test]
@@ -1339,4 +1369,23 @@ fn loads_being_received_count_against_the_memory_limit() {
             .is_ok()
     });
     assert!(fitted, "a closed connection's load still held");
+}
+
+/// `--maxclients N`: the connection past N is told so and closed.
+#[test]
+fn maxclients_refuses_the_connection_past_the_limit() {
+    use std::io::{Read, Write};
+    let dir = TempDir::new("maxclients");
+    let server = Server::start(dir.path(), &["--maxclients", "2"]);
+    let (mut a, mut b) = (server.raw(), server.raw());
+    for s in [&mut a, &mut b] {
+        s.write_all(b"PING\r\n").unwrap();
+        let mut pong = [0u8; 7];
+        s.read_exact(&mut pong).unwrap();
+        assert_eq!(&pong, b"+PONG\r\n");
+    }
+    let mut c = server.raw();
+    let mut refused = String::new();
+    c.read_to_string(&mut refused).unwrap();
+    assert_eq!(refused, "-ERR max number of clients reached\r\n");
 }

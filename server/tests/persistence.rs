@@ -77,9 +77,12 @@ fn restart_from_a_save() {
     assert!(exists_all(con, "grows", (0..3000).map(|i| format!("g{i}"))).is_empty());
     let t1: i64 = cmd("LASTSAVE").query(con).unwrap();
     assert!(t1 >= t0);
-    // SAVE and BGSAVE.
+    // SAVE and BGSAVE; a SAVE moves LASTSAVE on.
+    std::thread::sleep(Duration::from_millis(1100));
     let ok: String = cmd("SAVE").query(con).unwrap();
     assert_eq!(ok, "OK");
+    let t2: i64 = cmd("LASTSAVE").query(con).unwrap();
+    assert!(t2 > t1, "LASTSAVE {t2} after a SAVE, {t1} before");
     let started: String = cmd("BGSAVE").query(con).unwrap();
     assert_eq!(started, "Background saving started");
     let deadline = Instant::now() + Duration::from_secs(10);
