@@ -179,21 +179,16 @@ impl Connection {
     /// `SAVE`: on a blocking thread, after any save under way; only this
     /// connection waits for it. A failure is logged as well as answered.
     async fn save(&mut self, shared: &Arc<Shared>) {
-        let store = Arc::clone(&shared.store);
-        let done = tokio::task::spawn_blocking(move || store.save()).await;
+        let saved = shared.store.save_off_worker().await;
         let mut reply = Reply::new(&mut self.output, self.session.resp3);
-        match done {
-            Ok(Ok(_)) => reply.ok(),
-            Ok(Err(e)) => {
+        match saved {
+            Ok(_) => reply.ok(),
+            Err(e) => {
                 eprintln!(
                     "cuckoo-server: SAVE to {} failed: {e}",
                     shared.store.path().display()
                 );
                 reply.error(&format!("ERR saving failed: {e}"));
-            }
-            Err(e) => {
-                eprintln!("cuckoo-server: SAVE failed: {e}");
-                reply.error("ERR saving failed");
             }
         }
     }
@@ -204,12 +199,7 @@ impl Connection {
     async fn shutdown(&mut self, shared: &Arc<Shared>, save: bool, force: bool) -> bool {
         let stop = shared.begin_stop();
         if save {
-            let store = Arc::clone(&shared.store);
-            let saved = tokio::task::spawn_blocking(move || store.save())
-                .await
-                .map_err(|e| io::Error::other(e.to_string()))
-                .and_then(|saved| saved);
-            if let Err(e) = saved {
+            if let Err(e) = shared.store.save_off_worker().await {
                 let path = shared.store.path().display();
                 if !force {
                     eprintln!(

@@ -180,6 +180,16 @@ impl Store {
         &self.path
     }
 
+    /// [`Self::save`] on one of the runtime's blocking threads, for a caller
+    /// on a worker, which goes on serving other connections meanwhile; a
+    /// save that panicked is an error like any other.
+    pub async fn save_off_worker(self: &Arc<Self>) -> io::Result<SaveReport> {
+        let store = Arc::clone(self);
+        tokio::task::spawn_blocking(move || store.save())
+            .await
+            .map_err(|e| io::Error::other(e.to_string()))?
+    }
+
     /// Saves now, on this thread, after any save under way. Blocking: call it
     /// from a blocking thread.
     pub fn save(&self) -> io::Result<SaveReport> {

@@ -84,12 +84,7 @@ async fn wait_for_stop(shared: &Arc<Shared>) -> Result<(), String> {
         };
         let stop = shared.begin_stop();
         if shared.config.save.is_some() {
-            let store = Arc::clone(&shared.store);
-            let saved = tokio::task::spawn_blocking(move || store.save())
-                .await
-                .map_err(|e| io::Error::other(e.to_string()))
-                .and_then(|saved| saved);
-            match saved {
+            match shared.store.save_off_worker().await {
                 Ok(report) => println!("{report} before stopping"),
                 Err(e) => {
                     eprintln!(
