@@ -430,84 +430,107 @@ fn a_failed_save_on_a_signal_keeps_the_server_serving() {
     assert!(exists_all(con, "f", (0..200).map(|i| i.to_string())).is_empty());
 }
 
-/// Adds keys `0, 1, ...` to `key`, one request at a time, until `stop` is
-/// set; counts those answered in `acked`, and the connections that ended
-/// under it (an error) in `errors`; after an error it connects again.
-fn write_until(url: &str, key: &str, acked: &AtomicUsize, errors: &AtomicUsize, stop: &AtomicBool) {
-    let client = redis::Client::open(url).unwrap();
-    let mut next = 0usize;
-    'connect: while !stop.load(Ordering::SeqCst) {
-        let Ok(mut con) = client.get_connection() else {
-            // Refused while the server stops, or it is gone.
-            std::thread::sleep(Duration::from_millis(1));
-            continue;
-        };
-        while !stop.load(Ordering::SeqCst) {
-            match cmd("CF.ADD").arg(key).arg(next).query::<i64>(&mut con) {
-                Ok(1) => {
-                    next += 1;
-                    acked.store(next, Ordering::SeqCst);
-                }
-                Ok(other) => panic!("CF.ADD answered {other}"),
-                Err(_) => {
-                    errors.fetch_add(1, Ordering::SeqCst);
-                    continue 'connect;
+/// A client adding keys `0, 1, ...` to one filter, one request at a time,
+/// from [`Writer::run`] until [`Writer::stop`]: what it was answered, and
+/// how often its connection ended under it.
+#[derive(Default)]
+struct Writer {
+    /// Keys whose `CF.ADD` was answered: `0..acked`.
+    acked: AtomicUsize,
+    /// Connections that ended with an error (after each it connects again).
+    errors: AtomicUsize,
+    stop: AtomicBool,
+}
+
+impl Writer {
+    fn run(&self, url: &str, key: &str) {
+        let client = redis::Client::open(url).unwrap();
+        let mut next = 0usize;
+        'connect: while !self.stop.load(Ordering::SeqCst) {
+            let Ok(mut con) = client.get_connection() else {
+                // Refused while the server stops, or it is gone.
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            };
+            while !self.stop.load(Ordering::SeqCst) {
+                match cmd("CF.ADD").arg(key).arg(next).query::<i64>(&mut con) {
+                    Ok(1) => {
+                        next += 1;
+                        self.acked.store(next, Ordering::SeqCst);
+                    }
+                    Ok(other) => panic!("CF.ADD answered {other}"),
+                    Err(_) => {
+                        self.errors.fetch_add(1, Ordering::SeqCst);
+                        continue 'connect;
+                    }
                 }
             }
         }
     }
+
+    fn acked(&self) -> usize {
+        self.acked.load(Ordering::SeqCst)
+    }
+
+    fn errors(&self) -> usize {
+        self.errors.load(Ordering::SeqCst)
+    }
+
+    /// Waits until `n` keys were answered.
+    fn wait_for(&self, n: usize) {
+        while self.acked() < n {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
 }
 
-/// A filter of about 100 MB, so that a save takes a while.
-fn reserve_large(con: &mut Connection) {
+/// A server on a directory of its own (`args` its options) holding a
+/// filter of about 100 MB, so that a save takes a while, and whose saves
+/// fail until [`let_saves_succeed`].
+fn large_server_whose_saves_fail(name: &str, args: &[&str]) -> (TempDir, Server) {
+    let dir = TempDir::new(name);
+    let server = Server::start(dir.path(), args);
     let _: String = cmd("CF.RESERVE")
         .arg("big")
         .arg(50_000_000)
         .arg("EXPANSION")
         .arg(0)
-        .query(con)
+        .query(&mut server.connect())
         .unwrap();
+    make_saves_fail(dir.path());
+    (dir, server)
 }
 
 /// A `SHUTDOWN SAVE` whose save fails leaves the other clients connected:
 /// one writing all the while gets every reply, none late of an error.
 #[test]
 fn a_failed_shutdown_disconnects_no_other_client() {
-    let dir = TempDir::new("shutdown-fails");
-    let mut server = Server::start(dir.path(), &[]);
+    let (_dir, mut server) = large_server_whose_saves_fail("shutdown-fails", &[]);
     let con = &mut server.connect();
-    reserve_large(con);
-    make_saves_fail(dir.path());
     let url = server.url();
-    let (acked, errors, stop) = (
-        AtomicUsize::new(0),
-        AtomicUsize::new(0),
-        AtomicBool::new(false),
-    );
+    let writer = Writer::default();
     std::thread::scope(|scope| {
-        scope.spawn(|| write_until(&url, "w", &acked, &errors, &stop));
-        while acked.load(Ordering::SeqCst) < 100 {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        scope.spawn(|| writer.run(&url, "w"));
+        writer.wait_for(100);
         let e = cmd("SHUTDOWN")
             .arg("SAVE")
             .query::<String>(con)
             .unwrap_err();
         assert_eq!(error_text(&e), "ERR Errors trying to SHUTDOWN. Check logs.");
-        let after = acked.load(Ordering::SeqCst);
-        while acked.load(Ordering::SeqCst) < after + 100 {
-            assert!(errors.load(Ordering::SeqCst) == 0, "the writer was cut off");
+        let after = writer.acked();
+        while writer.acked() < after + 100 {
+            assert!(writer.errors() == 0, "the writer was cut off");
             std::thread::sleep(Duration::from_millis(5));
         }
-        stop.store(true, Ordering::SeqCst);
+        writer.stop();
     });
-    assert_eq!(
-        errors.load(Ordering::SeqCst),
-        0,
-        "connections the failed SHUTDOWN closed"
-    );
+    assert_eq!(writer.errors(), 0, "connections the failed SHUTDOWN closed");
     assert!(server.running());
-    let n = acked.load(Ordering::SeqCst);
+    let n = writer.acked();
     assert!(exists_all(con, "w", (0..n).map(|i| i.to_string())).is_empty());
 }
 
@@ -517,23 +540,13 @@ fn a_failed_shutdown_disconnects_no_other_client() {
 /// write answered is found after the restart.
 #[test]
 fn a_failed_stop_does_not_release_another() {
-    let dir = TempDir::new("overlapping-stops");
-    let mut server = Server::start(dir.path(), &["--save", "3600"]);
-    let con = &mut server.connect();
-    reserve_large(con);
-    make_saves_fail(dir.path());
+    let (dir, mut server) = large_server_whose_saves_fail("overlapping-stops", &["--save", "3600"]);
     let url = server.url();
-    let (acked, errors, stop) = (
-        AtomicUsize::new(0),
-        AtomicUsize::new(0),
-        AtomicBool::new(false),
-    );
+    let writer = Writer::default();
     let temporary = dir.path().join(".dump.cuckoo.saving");
     std::thread::scope(|scope| {
-        scope.spawn(|| write_until(&url, "w", &acked, &errors, &stop));
-        while acked.load(Ordering::SeqCst) < 100 {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        scope.spawn(|| writer.run(&url, "w"));
+        writer.wait_for(100);
         let shutdown = scope.spawn(|| {
             let mut con = redis::Client::open(url.as_str())
                 .unwrap()
@@ -564,12 +577,12 @@ fn a_failed_stop_does_not_release_another() {
             assert!(Instant::now() < deadline, "the server did not stop");
             std::thread::sleep(Duration::from_millis(10));
         }
-        stop.store(true, Ordering::SeqCst);
+        writer.stop();
     });
     assert!(server.wait(Duration::from_secs(1)).success());
     let server = Server::start(dir.path(), &[]);
     let con = &mut server.connect();
-    let n = acked.load(Ordering::SeqCst);
+    let n = writer.acked();
     let missing = exists_all(con, "w", (0..n).map(|i| i.to_string()));
     assert!(
         missing.is_empty(),
