@@ -244,17 +244,19 @@ impl Stash {
     /// Calls `f(lower, fp)` for every entry, line by line, each line's
     /// entries and then its link read as `reads` says.
     pub(crate) fn visit(&self, reads: Reads, mut f: impl FnMut(u64, u32)) {
-        for first in self.lines.iter() {
-            let mut line = Some(first);
-            while let Some(l) = line {
-                for cell in &l.cells {
-                    let e = reads.word(cell);
-                    if e != 0 {
-                        let (lower, fp) = parts(e);
-                        f(lower, fp);
-                    }
-                }
-                line = reads.link(&l.next);
+        // As `chain::from`, with each link followed as `reads` says.
+        let chained =
+            |first| std::iter::successors(Some(first), move |line: &&Line| reads.link(&line.next));
+        for cell in self
+            .lines
+            .iter()
+            .flat_map(chained)
+            .flat_map(|line| &line.cells)
+        {
+            let e = reads.word(cell);
+            if e != 0 {
+                let (lower, fp) = parts(e);
+                f(lower, fp);
             }
         }
     }
