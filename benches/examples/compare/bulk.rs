@@ -1,8 +1,8 @@
 //! The bulk section: the workload of the C++ reference's
 //! `benchmarks/bulk-insert-and-query.cc` (efficient/cuckoofilter), run for
 //! this crate exactly as `examples/bulk_insert_and_query` runs it. No C++ is
-//! built here: BENCHMARKS.md sets a run of this section beside the C++
-//! binary's figures on the same machine.
+//! built here: `benches/reference/compare.py` runs the C++ binary beside
+//! that example, alternated, and prints the ratios BENCHMARKS.md quotes.
 
 use benchmarks::bulk_insert_and_query::{run as run_workload, Report};
 use lockfree_cuckoo_filter::FingerprintBits;
@@ -33,7 +33,7 @@ pub fn run(quick: bool, progress: &Progress) -> Vec<Report> {
         .collect()
 }
 
-/// The section's markdown: this run's rows, then the quoted C++ figures.
+/// The section's markdown: the legend and this run's rows.
 pub fn markdown(rows: &[Report]) -> String {
     let mut s = String::new();
     s.push_str(Report::LEGEND);

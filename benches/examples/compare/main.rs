@@ -42,8 +42,8 @@
 //! - the layouts section: every fingerprint width on one thread, on a 256 KiB
 //!   and a 64 MiB table each, beside 16-bit (see `layouts.rs`);
 //! - the bulk section: the workload of the C++ reference's
-//!   `bulk-insert-and-query` benchmark (see `bulk.rs`), beside the C++
-//!   figures quoted from a run on the CI-type machine;
+//!   `bulk-insert-and-query` benchmark, this crate's side of it (see
+//!   `bulk.rs`; `benches/reference/compare.py` runs the C++ beside it);
 //! - the memory limit also gets `contains_batch` on `u64` keys (hashing
 //!   inside), beside `contains_hash_batch`.
 
