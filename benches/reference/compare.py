@@ -13,8 +13,8 @@ Builds, outside the repository (in a temporary folder):
   file's own FilterBenchmark and prints its row. The file and its timed code
   are used as they are; the one edit is to a copy of benchmarks/random.h,
   whose keys and query shuffles draw from std::random_device: here that is
-  one RDRAND instruction per 32 bits, and a run of 1 M keys spends minutes in
-  it (untimed, but it makes the whole run take hours). The copy draws from a
+  a hardware random instruction (RDRAND or RDSEED) per 32 bits, and a run
+  of 1 M keys spends minutes in it (untimed, but slow to sit through). The copy draws from a
   std::mt19937 seeded by std::random_device instead: the same 32-bit draws.
 * this crate's `bulk_insert_and_query` example, with -C target-cpu=native
   and LTO, into target/native.
