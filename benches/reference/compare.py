@@ -8,23 +8,23 @@ reference's own benchmark, bulk-insert-and-query, on this machine, in one run.
 Builds, outside the repository (in a temporary folder):
 
 * the reference's benchmarks/bulk-insert-and-query.cc with g++ -O3
-  -march=native, as its Makefile does but for the CPU flag, linked to a small
-  driver that runs one of its filters (Cuckoo16 or Cuckoo8) through the
-  file's own FilterBenchmark and prints its row. The file and its timed code
-  are used as they are; the one edit is to a copy of benchmarks/random.h,
-  whose keys and query shuffles draw from std::random_device: here that is
-  a hardware random instruction (RDRAND or RDSEED) per 32 bits, and a run
-  of 1 M keys spends minutes in it (untimed, but slow to sit through). The copy draws from a
-  std::mt19937 seeded by std::random_device instead: the same 32-bit draws.
+  -march=native, as its Makefile does but for the CPU flag. The file and its
+  timed code are used as they are; the one edit is to a copy of
+  benchmarks/random.h, whose keys and query shuffles draw from
+  std::random_device: here that is a hardware random instruction (RDRAND or
+  RDSEED) per 32 bits, and a run of 1 M keys spends minutes in it (untimed,
+  but slow to sit through). The copy draws from a std::mt19937 seeded by
+  std::random_device instead: the same 32-bit draws.
 * this crate's `bulk_insert_and_query` example, with -C target-cpu=native
   and LTO, into target/native.
 
-Then for each configuration (1 M keys at 16 and at 8 bits, 30 M keys at 16
-bits; --quick: 1 M at 16 only) it runs the two binaries --rounds times,
-alternating which goes first, and prints the medians and ours / C++ as a
-markdown table: inserts, and `contains` and `contains_batch` at each share
-of present keys (the C++ filter has one lookup; both of ours are set beside
-it). This machine's timings move from run to run; compare the ratios.
+Then for 1 M keys (the reference's Cuckoo16 and Cuckoo8 rows beside ours at
+16 and 8 bits) and 30 M keys (Cuckoo16 and 16 bits; --quick: 1 M only) it
+runs the two binaries --rounds times, alternating which goes first, and
+prints the medians and ours / C++ as a markdown table: inserts, and
+`contains` and `contains_batch` at each share of present keys (the C++
+filter has one lookup; both of ours are set beside it). This machine's
+timings move from run to run; compare the ratios.
 
 Without a checkout of the reference, or without g++ or OpenSSL's headers
 (the reference's hashutil.cc includes them), it says so and exits 0 having
@@ -41,37 +41,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARES = ["0 %", "25 %", "50 %", "75 %", "100 %"]
-CONFIGS = [(1_000_000, 16), (1_000_000, 8), (30_000_000, 16)]
-
-# Runs one of the reference's filters by its own FilterBenchmark and prints
-# the row as its main does (header, then the row).
-DRIVER = r"""
-#define main reference_main
-#include "bulk-insert-and-query.cc"
-#undef main
-
-int main(int argc, char *argv[]) {
-  if (argc != 3) {
-    cerr << "usage: " << argv[0] << " ITEMS 8|16" << endl;
-    return 2;
-  }
-  const size_t n = stoull(argv[1]);
-  const string bits = argv[2];
-  const vector<uint64_t> to_add = GenerateRandom64(n);
-  const vector<uint64_t> to_lookup = GenerateRandom64(SAMPLE_SIZE);
-  cout << StatisticsTableHeader(13, 5) << endl;
-  if (bits == "16") {
-    cout << setw(13) << "Cuckoo16"
-         << FilterBenchmark<CuckooFilter<uint64_t, 16, SingleTable>>(n, to_add, to_lookup) << endl;
-  } else if (bits == "8") {
-    cout << setw(13) << "Cuckoo8"
-         << FilterBenchmark<CuckooFilter<uint64_t, 8, SingleTable>>(n, to_add, to_lookup) << endl;
-  } else {
-    cerr << "bits must be 8 or 16" << endl;
-    return 2;
-  }
-}
-"""
+# Keys, and the fingerprint widths compared at that many keys.
+CONFIGS = [(1_000_000, (16, 8)), (30_000_000, (16,))]
 
 RANDOM_DEVICE = "::std::random_device random;"
 SEEDED = "::std::random_device seed; ::std::mt19937 random(seed());"
@@ -83,7 +54,7 @@ def skip(why):
 
 
 def build_reference(source, work):
-    """Builds the driver over the reference's benchmark; returns its path."""
+    """Builds the reference's benchmark with the seeded random.h; its path."""
     bench = os.path.join(source, "benchmarks")
     for name in ("bulk-insert-and-query.cc", "timing.h"):
         shutil.copy(os.path.join(bench, name), work)
@@ -93,12 +64,10 @@ def build_reference(source, work):
         sys.exit("%s: random.h is not the one this script knows (two %r)" % (bench, RANDOM_DEVICE))
     with open(os.path.join(work, "random.h"), "w") as f:
         f.write(text.replace(RANDOM_DEVICE, SEEDED))
-    with open(os.path.join(work, "driver.cc"), "w") as f:
-        f.write(DRIVER)
-    exe = os.path.join(work, "reference")
+    exe = os.path.join(work, "bulk-insert-and-query")
     cmd = [os.environ.get("CXX", "g++"), "-fno-strict-aliasing", "-std=c++11", "-O3", "-DNDEBUG",
            "-march=native", "-w", "-I" + work, "-I" + os.path.join(source, "src"),
-           os.path.join(work, "driver.cc"), os.path.join(source, "src", "hashutil.cc"),
+           os.path.join(work, "bulk-insert-and-query.cc"), os.path.join(source, "src", "hashutil.cc"),
            "-o", exe, "-lssl", "-lcrypto"]
     subprocess.run(cmd, check=True)
     return exe
@@ -112,33 +81,40 @@ def build_ours():
     return os.path.join(ROOT, "target", "native", "release", "examples", "bulk_insert_and_query")
 
 
-def run_reference(exe, items, bits):
-    """{'adds': M/s, '0 %': M/s, ...} from the reference's row."""
-    out = subprocess.run([exe, str(items), str(bits)], capture_output=True, text=True, check=True).stdout
-    fields = out.strip().splitlines()[-1].split()
-    # Cuckoo16  adds  find0 .. find100  ε%  bits/item  optimal  wasted%
-    row = {"adds": float(fields[1])}
-    row.update({s: float(v) for s, v in zip(SHARES, fields[2:7])})
-    row["fpr"] = float(fields[7].rstrip("%")) / 100
-    row["bits/item"] = float(fields[8])
-    return row
+def run_reference(exe, items):
+    """{bits: {'adds': M/s, '0 %': M/s, ...}} from the Cuckoo16 and Cuckoo8 rows."""
+    out = subprocess.run([exe, str(items)], capture_output=True, text=True, check=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        fields = line.split()
+        # CuckooB  adds  find0 .. find100  ε%  bits/item  optimal  wasted%
+        if fields and fields[0] in ("Cuckoo16", "Cuckoo8"):
+            row = {"adds": float(fields[1])}
+            row.update({s: float(v) for s, v in zip(SHARES, fields[2:7])})
+            row["fpr"] = float(fields[7].rstrip("%")) / 100
+            row["bits/item"] = float(fields[8])
+            rows[int(fields[0][len("Cuckoo"):])] = row
+    return rows
 
 
-def run_ours(exe, items, bits):
-    """{'adds': M/s, '0 %': (contains, contains_batch) M/s, ...} from our row."""
-    out = subprocess.run([exe, "--items", str(items), "--bits", str(bits)],
-                         capture_output=True, text=True, check=True).stdout
-    line = [l for l in out.splitlines() if l.startswith("| %d |" % items)][-1]
-    cells = [c.strip() for c in line.strip("|").split("|")]
-    # items | fingerprint | adds | 0 % .. 100 % (contains / batch) | fpr % | bits/item
-    row = {"adds": float(cells[2])}
-    for s, c in zip(SHARES, cells[3:8]):
-        plain, batch = c.split("/")
-        row[s] = float(plain)
-        row[s + " batch"] = float(batch)
-    row["fpr"] = float(cells[8].rstrip(" %")) / 100
-    row["bits/item"] = float(cells[9])
-    return row
+def run_ours(exe, items, widths):
+    """{bits: {'adds': M/s, '0 %': contains M/s, '0 % batch': M/s, ...}} from our rows."""
+    rows = {}
+    for bits in widths:
+        out = subprocess.run([exe, "--items", str(items), "--bits", str(bits)],
+                             capture_output=True, text=True, check=True).stdout
+        line = [l for l in out.splitlines() if l.startswith("| %d |" % items)][-1]
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        # items | fingerprint | adds | 0 % .. 100 % (contains / batch) | fpr % | bits/item
+        row = {"adds": float(cells[2])}
+        for s, c in zip(SHARES, cells[3:8]):
+            plain, batch = c.split("/")
+            row[s] = float(plain)
+            row[s + " batch"] = float(batch)
+        row["fpr"] = float(cells[8].rstrip(" %")) / 100
+        row["bits/item"] = float(cells[9])
+        rows[bits] = row
+    return rows
 
 
 def medians(rows):
@@ -150,7 +126,7 @@ def main():
     ap.add_argument("--source", default=os.path.join(os.path.dirname(ROOT), "ext", "cuckoofilter"),
                     help="a checkout of efficient/cuckoofilter (default: ../ext/cuckoofilter)")
     ap.add_argument("--rounds", type=int, default=5, help="runs of each binary per configuration")
-    ap.add_argument("--quick", action="store_true", help="1 M keys at 16 bits only")
+    ap.add_argument("--quick", action="store_true", help="1 M keys only")
     args = ap.parse_args()
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
@@ -169,16 +145,17 @@ def main():
         reference = build_reference(os.path.abspath(args.source), work)
         configs = CONFIGS[:1] if args.quick else CONFIGS
         results = []
-        for items, bits in configs:
+        for items, widths in configs:
             theirs, mine = [], []
             for r in range(args.rounds):
-                print("%d keys, %d bits: round %d of %d" % (items, bits, r + 1, args.rounds),
-                      file=sys.stderr)
-                pair = [lambda: theirs.append(run_reference(reference, items, bits)),
-                        lambda: mine.append(run_ours(ours, items, bits))]
+                print("%d keys: round %d of %d" % (items, r + 1, args.rounds), file=sys.stderr)
+                pair = [lambda: theirs.append(run_reference(reference, items)),
+                        lambda: mine.append(run_ours(ours, items, widths))]
                 for run in pair if r % 2 == 0 else reversed(pair):
                     run()
-            results.append((items, bits, medians(theirs), medians(mine)))
+            for bits in widths:
+                results.append((items, bits, medians([t[bits] for t in theirs]),
+                                medians([m[bits] for m in mine])))
 
     print("Ours / C++ (medians of %d alternated runs each; millions of operations per second "
           "in brackets, ours then C++):\n" % args.rounds)
