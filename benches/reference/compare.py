@@ -8,7 +8,7 @@ reference's own benchmark, bulk-insert-and-query, on this machine, in one run.
 Builds, outside the repository (in a temporary folder):
 
 * the reference's benchmarks/bulk-insert-and-query.cc with g++ -O3
-  -march=native, as its Makefile does but for the CPU flag. The file and its
+  -march=native, as its Makefile does but for the CPU flag and warnings. The file and its
   timed code are used as they are; the one edit is to a copy of
   benchmarks/random.h, whose keys and query shuffles draw from
   std::random_device: here that is a hardware random instruction (RDRAND or
@@ -117,6 +117,11 @@ def run_ours(exe, items, widths):
     return rows
 
 
+def span(values, fmt, dash):
+    """'least<dash>most' of `values`, each formatted by `fmt`."""
+    return fmt % min(values) + dash + fmt % max(values)
+
+
 def medians(rows):
     return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
 
@@ -161,16 +166,21 @@ def main():
           "in brackets, ours then C++):\n" % args.rounds)
     print("| | inserts | `contains` | `contains_batch` |")
     print("|---|--:|--:|--:|")
+
+    def rates(values):
+        return span(values, "%.0f", "–")
+
     for items, bits, c, o in results:
-        plain = [o[s] / c[s] for s in SHARES]
-        batch = [o[s + " batch"] / c[s] for s in SHARES]
-        print("| %d-bit, %s keys | %.2f (%.1f / %.1f) | %.2f – %.2f (%.0f–%.0f / %.0f–%.0f) | "
-              "%.2f – %.2f (%.0f–%.0f) |" % (
-                  bits, "{:,}".format(items).replace(",", " "), o["adds"] / c["adds"], o["adds"],
-                  c["adds"], min(plain), max(plain), min(o[s] for s in SHARES),
-                  max(o[s] for s in SHARES), min(c[s] for s in SHARES), max(c[s] for s in SHARES),
-                  min(batch), max(batch), min(o[s + " batch"] for s in SHARES),
-                  max(o[s + " batch"] for s in SHARES)))
+        plain = [o[s] for s in SHARES]
+        batch = [o[s + " batch"] for s in SHARES]
+        theirs = [c[s] for s in SHARES]
+
+        def ratios(ours):
+            return span([a / b for a, b in zip(ours, theirs)], "%.2f", " – ")
+
+        print("| %d-bit, %s keys | %.2f (%.1f / %.1f) | %s (%s / %s) | %s (%s) |" % (
+            bits, "{:,}".format(items).replace(",", " "), o["adds"] / c["adds"], o["adds"],
+            c["adds"], ratios(plain), rates(plain), rates(theirs), ratios(batch), rates(batch)))
     print()
     for items, bits, c, o in results:
         print("%d-bit, %d keys: false positives %.4f %% ours, %.4f %% C++; bits per item %.2f ours, "
